@@ -1,0 +1,126 @@
+"""Starting, finding and stopping the local processes we own, and nothing else."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free right now on `host` (the kernel picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def spawn(
+    argv: Sequence[str],
+    log_path: Path,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.Popen:
+    """Start `argv` in its own session (so a terminal Ctrl-C does not reach it) with output to a log."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            list(argv),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+
+
+def cmdline(pid: int) -> str:
+    """The command line of a live process, '' when it is gone or a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if stat.rsplit(")", 1)[1].split()[0] in {"Z", "X"}:
+            return ""
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except (FileNotFoundError, ProcessLookupError, IndexError, PermissionError):
+        return ""
+
+
+def is_alive(pid: int, marker: str = "") -> bool:
+    """True when `pid` runs and, if `marker` is given, its command line contains it.
+
+    The marker guards against a recycled pid: we only ever signal processes we started.
+    """
+    line = cmdline(pid)
+    return bool(line) and marker in line
+
+
+def find_processes(marker: str) -> list[int]:
+    """Pids of live processes whose command line contains `marker`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            if marker in cmdline(int(entry.name)):
+                pids.append(int(entry.name))
+    return sorted(pids)
+
+
+def reap(pid: int) -> None:
+    """Collect the exit status of our own child so it does not linger as a zombie."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def terminate(pid: int, marker: str, grace_seconds: float = 10.0) -> bool:
+    """Stop the process group led by `pid`: SIGTERM, then SIGKILL after the grace period.
+
+    Returns True when something was stopped. Does nothing unless the process carries `marker`.
+    """
+    if not is_alive(pid, marker):
+        reap(pid)
+        return False
+    _signal_group(pid, signal.SIGTERM)
+    if not wait_until(lambda: not is_alive(pid, marker), grace_seconds, on_tick=lambda: reap(pid)):
+        _signal_group(pid, signal.SIGKILL)
+        wait_until(lambda: not is_alive(pid, marker), 5.0, on_tick=lambda: reap(pid))
+    reap(pid)
+    return True
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(os.getpgid(pid), sig)
+    except ProcessLookupError:
+        return
+    except PermissionError:
+        os.kill(pid, sig)
+
+
+def wait_until(
+    condition: Callable[[], bool],
+    timeout: float,
+    interval: float = 0.2,
+    on_tick: Callable[[], None] | None = None,
+) -> bool:
+    deadline = time.monotonic() + timeout
+    while True:
+        if condition():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        if on_tick:
+            on_tick()
+        time.sleep(interval)

@@ -1,0 +1,140 @@
+"""Settings: defaults, then the environment (MIRRORPLANE_*), then computed values.
+
+Production (`MIRRORPLANE_ENV=production`) refuses to start without its secrets.
+"""
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+ENV = os.environ
+
+
+def _bool(name: str, default: bool) -> bool:
+    return ENV.get(name, str(default)).strip().lower() in {"1", "true", "yes", "on"}
+
+
+# -- environment -------------------------------------------------------------------------
+PRODUCTION = ENV.get("MIRRORPLANE_ENV", "development") == "production"
+DEBUG = _bool("MIRRORPLANE_DEBUG", not PRODUCTION)
+SECRET_KEY = ENV.get("MIRRORPLANE_SECRET_KEY", "" if PRODUCTION else "dev-only-insecure-secret-key-change-me")
+# Fernet key for credentials at rest; development derives one from SECRET_KEY.
+ENCRYPTION_KEY = ENV.get("MIRRORPLANE_ENCRYPTION_KEY", "")
+ALLOWED_HOSTS = [h.strip() for h in ENV.get("MIRRORPLANE_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
+VAR_DIR = Path(ENV.get("MIRRORPLANE_VAR_DIR", BASE_DIR / "var"))
+DB_PATH = Path(ENV.get("MIRRORPLANE_DB_PATH", VAR_DIR / "mirrorplane.sqlite3"))
+TEST_DB_PATH = Path(ENV.get("MIRRORPLANE_TEST_DB_PATH", VAR_DIR / "test.sqlite3"))
+REDIS_URL = ENV.get("MIRRORPLANE_REDIS_URL", "redis://127.0.0.1:6379/0")
+SPARK_MASTER = ENV.get("SPARK_MASTER", "local[2]")
+SPARK_DRIVER_MEMORY = ENV.get("MIRRORPLANE_SPARK_DRIVER_MEMORY", "1g")
+# Where each mirror application keeps its configuration, Spark checkpoints and driver log.
+DATA_DIR = Path(ENV.get("MIRRORPLANE_DATA_DIR", VAR_DIR / "data"))
+RECONCILE_SECONDS = float(ENV.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))
+# An application that has not reported status for this long after start-up is considered stuck.
+APP_STALE_SECONDS = float(ENV.get("MIRRORPLANE_APP_STALE_SECONDS", "120"))
+CLUSTER_CHECK_TIMEOUT_SECONDS = 10
+
+if PRODUCTION and not (SECRET_KEY and ENCRYPTION_KEY):
+    raise ImproperlyConfigured("production needs MIRRORPLANE_SECRET_KEY and MIRRORPLANE_ENCRYPTION_KEY")
+
+# -- Django ------------------------------------------------------------------------------
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "mirrors",
+    "frontend",
+]
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+ROOT_URLCONF = "controlplane.urls"
+WSGI_APPLICATION = "controlplane.wsgi.application"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": DB_PATH,
+        # The web app, the Celery worker and tests write concurrently: wait for the lock,
+        # take it up front, and let readers proceed during writes.
+        "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
+        "TEST": {"NAME": TEST_DB_PATH},
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "dashboard"
+LOGOUT_REDIRECT_URL = "login"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "mirrors.api.exceptions.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Mirrorplane API",
+    "DESCRIPTION": "Kafka cluster mirroring with MirrorMaker 2 semantics, run on Apache Spark.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {
+    "reconcile-mirrors": {
+        "task": "mirrors.tasks.reconcile",
+        "schedule": RECONCILE_SECONDS,
+        # A tick nobody ran in time is dropped: the next one does the same work.
+        "options": {"expires": max(RECONCILE_SECONDS * 2, 5)},
+    }
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "loggers": {"mirrors": {"handlers": ["console"], "level": "INFO"}},
+}

@@ -1,0 +1,197 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from mirrors.choices import ConnectorKind, DesiredState, SaslMechanism, SecurityProtocol
+from mirrors.models import Cluster, Connector, Mirror
+from mirrors.services.mirrors import create_mirror, update_mirror
+from spark_runtime.connection import parse_bootstrap_servers
+from spark_runtime.filters import PatternError, compile_patterns
+
+# Client properties that have their own field; setting them in `config` would be ambiguous.
+_RESERVED_CLIENT_PROPERTIES = {"bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config",
+                               "ssl.truststore.certificates", "ssl.keystore.key", "ssl.keystore.certificate.chain"}
+
+
+def _validate_properties(value: Any, reserved: set[str] = frozenset()) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise serializers.ValidationError("expected an object of property names to values")
+    result = {}
+    for key, item in value.items():
+        if key in reserved:
+            raise serializers.ValidationError(f"{key!r} has its own field; set it there")
+        if isinstance(item, (dict, list)) or item is None:
+            raise serializers.ValidationError(f"{key!r}: values must be strings, numbers or booleans")
+        result[str(key)] = str(item).lower() if isinstance(item, bool) else str(item)
+    return result
+
+
+class ClusterSerializer(serializers.ModelSerializer):
+    password = serializers.CharField(write_only=True, required=False, allow_blank=True, trim_whitespace=False,
+                                     style={"input_type": "password"})
+    key_pem = serializers.CharField(write_only=True, required=False, allow_blank=True, trim_whitespace=False)
+    has_password = serializers.SerializerMethodField()
+    has_key = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Cluster
+        fields = ["alias", "bootstrap_servers", "security_protocol", "sasl_mechanism", "username", "password",
+                  "has_password", "ca_pem", "cert_pem", "key_pem", "has_key", "config", "created_at", "updated_at"]
+        read_only_fields = ["created_at", "updated_at"]
+
+    def get_has_password(self, cluster: Cluster) -> bool:
+        return bool(cluster.password)
+
+    def get_has_key(self, cluster: Cluster) -> bool:
+        return bool(cluster.key_pem)
+
+    def validate_alias(self, value: str) -> str:
+        if self.instance is not None and value != self.instance.alias:
+            raise serializers.ValidationError("an alias cannot change: remote topic names are derived from it")
+        return value
+
+    def validate_bootstrap_servers(self, value: str) -> str:
+        try:
+            return ",".join(parse_bootstrap_servers(value))
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from None
+
+    def validate_config(self, value: Any) -> dict[str, str]:
+        return _validate_properties(value, _RESERVED_CLIENT_PROPERTIES)
+
+    def validate(self, attrs: dict) -> dict:
+        merged = {f: attrs.get(f, getattr(self.instance, f, "")) for f in
+                  ("security_protocol", "sasl_mechanism", "username", "password", "cert_pem", "key_pem")}
+        protocol = merged["security_protocol"] or SecurityProtocol.PLAINTEXT
+        errors = {}
+        if protocol.startswith("SASL"):
+            if not merged["sasl_mechanism"]:
+                errors["sasl_mechanism"] = f"required with {protocol}: one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"
+            if not merged["username"]:
+                errors["username"] = f"required with {protocol}"
+            if not merged["password"]:
+                errors["password"] = f"required with {protocol}"
+        elif merged["sasl_mechanism"] not in ("", SaslMechanism.NONE):
+            errors["sasl_mechanism"] = f"only used with SASL_PLAINTEXT or SASL_SSL, not {protocol}"
+        if bool(merged["cert_pem"]) != bool(merged["key_pem"]):
+            field = "key_pem" if merged["cert_pem"] else "cert_pem"
+            errors[field] = "client certificate and key go together (mutual TLS)"
+        if merged["cert_pem"] and not protocol.endswith("SSL"):
+            errors["cert_pem"] = f"client certificates need SSL or SASL_SSL, not {protocol}"
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class AutoRestartSerializer(serializers.Serializer):
+    enabled = serializers.BooleanField(required=False)
+    max_restarts = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+
+
+class ConnectorSpecSerializer(serializers.Serializer):
+    tasks_max = serializers.IntegerField(required=False, min_value=1, max_value=1000)
+    state = serializers.ChoiceField(choices=DesiredState.choices, required=False)
+    auto_restart = AutoRestartSerializer(required=False)
+    config = serializers.DictField(required=False)
+
+    def validate_config(self, value: Any) -> dict[str, str]:
+        return _validate_properties(value)
+
+
+class ConnectorsField(serializers.Field):
+    """`{"source": {...}, "checkpoint": {...}, "heartbeat": {...}}`, each key optional."""
+
+    def to_representation(self, mirror: Mirror) -> dict:
+        return {c.kind: _connector_spec(c) for c in mirror.connectors.all()}
+
+    def get_attribute(self, instance: Mirror) -> Mirror:
+        return instance
+
+    def to_internal_value(self, data: Any) -> dict:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("expected an object keyed by connector kind")
+        unknown = sorted(set(data) - set(ConnectorKind.values))
+        if unknown:
+            raise serializers.ValidationError(f"unknown connector kind(s) {unknown}: use {ConnectorKind.values}")
+        result, errors = {}, {}
+        for kind, spec in data.items():
+            serializer = ConnectorSpecSerializer(data=spec)
+            if serializer.is_valid():
+                result[kind] = serializer.validated_data
+            else:
+                errors[kind] = serializer.errors
+        if errors:
+            raise serializers.ValidationError(errors)
+        return result
+
+
+def _connector_spec(connector: Connector) -> dict:
+    return {
+        "tasks_max": connector.tasks_max,
+        "state": connector.desired_state,
+        "auto_restart": {"enabled": connector.auto_restart_enabled, "max_restarts": connector.max_restarts},
+        "config": connector.config,
+    }
+
+
+class ClusterAliasField(serializers.SlugRelatedField):
+    default_error_messages = {"does_not_exist": "unknown cluster alias {value!r}",
+                              "invalid": "expected a cluster alias"}
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(slug_field="alias", queryset=Cluster.objects.all(), **kwargs)
+
+    def fail(self, key: str, **kwargs: Any) -> None:
+        if key == "does_not_exist":
+            kwargs["value"] = str(kwargs.get("value"))
+        super().fail(key, **kwargs)
+
+
+class MirrorSerializer(serializers.ModelSerializer):
+    source = ClusterAliasField()
+    target = ClusterAliasField()
+    connectors = ConnectorsField(required=False)
+
+    class Meta:
+        model = Mirror
+        fields = ["name", "source", "target", "topics", "topics_exclude", "groups", "groups_exclude",
+                  "replication_policy", "separator", "connectors", "generation", "created_at", "updated_at"]
+        read_only_fields = ["generation", "created_at", "updated_at"]
+        extra_kwargs = {"topics_exclude": {"allow_blank": True}, "groups_exclude": {"allow_blank": True}}
+
+    def validate_name(self, value: str) -> str:
+        if self.instance is not None and value != self.instance.name:
+            raise serializers.ValidationError("a mirror cannot be renamed")
+        return value
+
+    def _patterns(self, value: str) -> str:
+        try:
+            compile_patterns(value)
+        except PatternError as error:
+            raise serializers.ValidationError(str(error)) from None
+        return value
+
+    validate_topics = validate_topics_exclude = _patterns
+    validate_groups = validate_groups_exclude = _patterns
+
+    def validate_separator(self, value: str) -> str:
+        if not value or any(ch.isspace() for ch in value):
+            raise serializers.ValidationError("a separator must be non-empty and without spaces")
+        return value
+
+    def validate(self, attrs: dict) -> dict:
+        source = attrs.get("source", getattr(self.instance, "source", None))
+        target = attrs.get("target", getattr(self.instance, "target", None))
+        if source is not None and source == target:
+            raise serializers.ValidationError({"target": "source and target must be different clusters"})
+        return attrs
+
+    def create(self, validated_data: dict) -> Mirror:
+        connectors = validated_data.pop("connectors", None)
+        return create_mirror(connectors=connectors, **validated_data)
+
+    def update(self, instance: Mirror, validated_data: dict) -> Mirror:
+        connectors = validated_data.pop("connectors", None)
+        return update_mirror(instance, connectors=connectors, **validated_data)

@@ -1,0 +1,16 @@
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.authtoken.views import obtain_auth_token
+from rest_framework.routers import DefaultRouter
+
+from mirrors.api.views import ClusterViewSet, MirrorViewSet
+
+router = DefaultRouter()
+router.register("clusters", ClusterViewSet)
+router.register("mirrors", MirrorViewSet)
+
+urlpatterns = [
+    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("", include(router.urls)),
+]

@@ -1,0 +1,5 @@
+from mirrors.models.cluster import Cluster
+from mirrors.models.deployment import Deployment
+from mirrors.models.mirror import Connector, Mirror
+
+__all__ = ["Cluster", "Connector", "Deployment", "Mirror"]

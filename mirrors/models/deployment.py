@@ -1,0 +1,28 @@
+from django.db import models
+
+from mirrors.choices import ApplicationState
+
+
+class Deployment(models.Model):
+    """The Spark application that runs a mirror, as its supervisor knows it.
+
+    Keyed by mirror name, not a foreign key: it must outlive a deleted mirror until the
+    supervisor has stopped its application.
+    """
+
+    mirror_name = models.CharField(max_length=63, unique=True)
+    state = models.CharField(max_length=16, choices=ApplicationState.choices, default=ApplicationState.NOT_RUNNING)
+    pid = models.PositiveIntegerField(null=True, blank=True)
+    generation = models.PositiveIntegerField(default=0)
+    submissions = models.PositiveIntegerField(default=0)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["mirror_name"]
+
+    def __str__(self) -> str:
+        return f"{self.mirror_name} ({self.state}, pid {self.pid})"

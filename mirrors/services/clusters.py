@@ -1,0 +1,33 @@
+"""Cluster connectivity checks."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from django.conf import settings
+
+from mirrors.models import Cluster
+from spark_runtime.admin import ClusterError, KafkaAdmin
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    reachable: bool
+    brokers: int | None = None
+    controller: int | None = None
+    cluster_id: str | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def check_cluster(cluster: Cluster) -> CheckResult:
+    """Connect and describe the cluster; the connection error comes back within the check timeout."""
+    timeout = settings.CLUSTER_CHECK_TIMEOUT_SECONDS
+    try:
+        info = KafkaAdmin(cluster.connection(), timeout=timeout - 1).describe()
+    except ClusterError as error:
+        return CheckResult(reachable=False, error=str(error))
+    return CheckResult(reachable=True, brokers=info.brokers, controller=info.controller_id,
+                       cluster_id=info.cluster_id)

@@ -1,0 +1,69 @@
+"""Creating, changing and deleting mirrors; every change in one transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from mirrors.choices import ConnectorKind
+from mirrors.models import Cluster, Connector, Mirror
+
+# Fields whose change needs the application restarted with a new configuration.
+_CONFIG_FIELDS = ("source", "target", "topics", "topics_exclude", "groups", "groups_exclude",
+                  "replication_policy", "separator")
+_CONNECTOR_CONFIG_FIELDS = ("tasks_max", "config")
+
+
+def connector_fields(spec: dict[str, Any]) -> dict[str, Any]:
+    """API shape of a connector ({tasks_max, state, auto_restart, config}) as model fields."""
+    fields: dict[str, Any] = {}
+    if "tasks_max" in spec:
+        fields["tasks_max"] = spec["tasks_max"]
+    if "state" in spec:
+        fields["desired_state"] = spec["state"]
+    if "config" in spec:
+        fields["config"] = spec["config"]
+    auto_restart = spec.get("auto_restart") or {}
+    if "enabled" in auto_restart:
+        fields["auto_restart_enabled"] = auto_restart["enabled"]
+    if "max_restarts" in auto_restart:
+        fields["max_restarts"] = auto_restart["max_restarts"]
+    return fields
+
+
+@transaction.atomic
+def create_mirror(*, name: str, source: Cluster, target: Cluster, connectors: dict | None = None,
+                  **fields: Any) -> Mirror:
+    mirror = Mirror.objects.create(name=name, source=source, target=target, **fields)
+    connectors = connectors or {}
+    for kind in ConnectorKind.values:
+        Connector.objects.create(mirror=mirror, kind=kind, **connector_fields(connectors.get(kind, {})))
+    return mirror
+
+
+@transaction.atomic
+def update_mirror(mirror: Mirror, *, connectors: dict | None = None, **fields: Any) -> Mirror:
+    mirror = Mirror.objects.select_for_update().get(pk=mirror.pk)
+    reconfigured = False
+    for field, value in fields.items():
+        if getattr(mirror, field) != value:
+            setattr(mirror, field, value)
+            reconfigured |= field in _CONFIG_FIELDS
+    for kind, spec in (connectors or {}).items():
+        connector = mirror.connectors.get(kind=kind)
+        for field, value in connector_fields(spec).items():
+            if getattr(connector, field) != value:
+                setattr(connector, field, value)
+                reconfigured |= field in _CONNECTOR_CONFIG_FIELDS
+        connector.save()
+    if reconfigured:
+        mirror.generation += 1
+    mirror.save()
+    return mirror
+
+
+@transaction.atomic
+def delete_mirror(mirror: Mirror) -> None:
+    """Removes the mirror; the supervisor stops its application on its next pass."""
+    mirror.delete()

@@ -1,0 +1,186 @@
+"""The supervisor: one pass brings every mirror's application and connectors to the desired state.
+
+Desired state comes from the database, observed state from the process table and from the
+status each application publishes to Redis. A pass writes rows only when something changed.
+Run it under the reconcile lock (see mirrors.tasks); it is safe to run again at any time.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from controlplane.infra import processes
+from mirrors.choices import ApplicationState, ConnectorState, DesiredState
+from mirrors.models import Connector, Deployment, Mirror
+from mirrors.services import runtime
+from spark_runtime import channel
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF_SECONDS = 60.0
+# Kinds the application does not run yet: they stay UNASSIGNED with this explanation.
+NOT_YET_AVAILABLE = {"checkpoint": "the checkpoint connector is not available in this release"}
+
+
+def backoff_seconds(failures: int) -> float:
+    """1 s, 2 s, 4 s ... up to a minute, for the n-th consecutive failure."""
+    return min(2.0 ** max(failures - 1, 0), MAX_BACKOFF_SECONDS)
+
+
+class Reconciler:
+    def __init__(self, redis_client: Any) -> None:
+        self.redis = redis_client
+
+    def run(self) -> None:
+        apps = runtime.running_apps()
+        mirrors = list(Mirror.objects.select_related("source", "target").prefetch_related("connectors"))
+        names = {mirror.name for mirror in mirrors}
+        for name, app in apps.items():
+            if name not in names:
+                log.info("stopping the application of deleted mirror %s", name)
+                runtime.stop(name, app)
+        for deployment in Deployment.objects.exclude(mirror_name__in=names):
+            self.redis.delete(channel.desired_key(deployment.mirror_name))
+            shutil.rmtree(runtime.work_dir(deployment.mirror_name), ignore_errors=True)
+            deployment.delete()
+        for mirror in mirrors:
+            self.reconcile_mirror(mirror, apps.get(mirror.name, runtime.AppProcesses()))
+
+    def reconcile_mirror(self, mirror: Mirror, app: runtime.AppProcesses) -> None:
+        now = timezone.now()
+        connectors = {c.kind: c for c in mirror.connectors.all()}
+        deployment, _ = Deployment.objects.get_or_create(mirror_name=mirror.name)
+        before = _snapshot(deployment)
+        for connector in connectors.values():
+            self._auto_restart(connector, now)
+        channel.publish_desired(self.redis, mirror.name, channel.Desired(
+            mirror.generation,
+            {kind: channel.ConnectorDesired(c.desired_state, c.restart_token) for kind, c in connectors.items()},
+        ))
+        app = self._one_driver(mirror.name, app, deployment)
+        status = channel.read_status(self.redis, mirror.name)
+        if status and status.get("generation") != mirror.generation:
+            status = None  # the old configuration's application is on its way out
+
+        should_run = any(c.desired_state != DesiredState.STOPPED for c in connectors.values())
+        if should_run:
+            self._keep_running(mirror, deployment, app, status, now)
+        else:
+            if app.drivers or app.others:
+                log.info("stopping the application of %s: every connector is stopped", mirror.name)
+                runtime.stop(mirror.name, app)
+            deployment.state, deployment.pid = ApplicationState.NOT_RUNNING, None
+            deployment.consecutive_failures, deployment.next_attempt_at = 0, None
+        if _snapshot(deployment) != before:
+            deployment.save()
+        for connector in connectors.values():
+            self._observe(connector, deployment, status, now)
+
+    # -- the application -----------------------------------------------------------------
+
+    def _one_driver(self, name: str, app: runtime.AppProcesses, deployment: Deployment) -> runtime.AppProcesses:
+        """Exactly one driver per mirror: stop any extra, and Python drivers left without a JVM."""
+        if len(app.drivers) > 1:
+            keep = deployment.pid if deployment.pid in app.drivers else app.drivers[0]
+            extras = runtime.AppProcesses(drivers=[pid for pid in app.drivers if pid != keep])
+            log.warning("mirror %s has %d drivers: stopping %s", name, len(app.drivers), extras.drivers)
+            runtime.stop(name, extras)
+            app = runtime.AppProcesses(drivers=[keep], others=app.others)
+        if not app.drivers and app.others:
+            runtime.stop(name, app)
+            app = runtime.AppProcesses()
+        return app
+
+    def _keep_running(self, mirror: Mirror, deployment: Deployment, app: runtime.AppProcesses,
+                      status: dict | None, now: datetime) -> None:
+        if app.drivers:
+            deployment.pid = app.drivers[0]
+            started = deployment.submitted_at or now
+            if status is not None:
+                deployment.state = ApplicationState.RUNNING
+                if deployment.consecutive_failures and now - started > timedelta(seconds=60):
+                    deployment.consecutive_failures = 0
+            elif now - started > timedelta(seconds=settings.APP_STALE_SECONDS):
+                self._failed(deployment, f"no status report for {settings.APP_STALE_SECONDS:.0f}s: "
+                                         "the application is stuck and was stopped", now)
+                runtime.stop(mirror.name, app)
+            return
+        if deployment.pid:
+            processes.reap(deployment.pid)
+            if deployment.generation == mirror.generation and deployment.state != ApplicationState.BACKOFF:
+                tail = runtime.driver_log_tail(mirror.name, lines=8)
+                self._failed(deployment, "the application exited unexpectedly" + (f":\n{tail}" if tail else ""), now)
+            deployment.pid = None
+        if deployment.next_attempt_at and now < deployment.next_attempt_at:
+            deployment.state = ApplicationState.BACKOFF
+            return
+        deployment.pid = runtime.submit(mirror)
+        log.info("submitted the application of %s (generation %d, pid %d)",
+                 mirror.name, mirror.generation, deployment.pid)
+        deployment.state = ApplicationState.STARTING
+        deployment.generation = mirror.generation
+        deployment.submissions += 1
+        deployment.submitted_at, deployment.next_attempt_at = now, None
+
+    def _failed(self, deployment: Deployment, reason: str, now: datetime) -> None:
+        deployment.consecutive_failures += 1
+        delay = backoff_seconds(deployment.consecutive_failures)
+        log.warning("application of %s failed (%d in a row), next attempt in %.0fs: %s",
+                    deployment.mirror_name, deployment.consecutive_failures, delay, reason)
+        deployment.last_error = reason
+        deployment.state = ApplicationState.BACKOFF
+        deployment.next_attempt_at = now + timedelta(seconds=delay)
+
+    # -- connectors ----------------------------------------------------------------------
+
+    def _auto_restart(self, connector: Connector, now: datetime) -> None:
+        """A FAILED connector with auto-restart gets a new restart token after its backoff."""
+        if not (connector.state == ConnectorState.FAILED and connector.desired_state == DesiredState.RUNNING
+                and connector.auto_restart_enabled):
+            return
+        if connector.max_restarts is not None and connector.restarts >= connector.max_restarts:
+            return
+        if connector.next_restart_at is None:
+            connector.next_restart_at = now + timedelta(seconds=backoff_seconds(connector.restarts + 1))
+            connector.save(update_fields=["next_restart_at"])
+        elif now >= connector.next_restart_at:
+            log.info("auto-restarting %s (restart %d)", connector, connector.restarts + 1)
+            connector.restart_token += 1
+            connector.restarts += 1
+            connector.next_restart_at = None
+            connector.save(update_fields=["restart_token", "restarts", "next_restart_at"])
+
+    def _observe(self, connector: Connector, deployment: Deployment, status: dict | None, now: datetime) -> None:
+        reported = (status or {}).get("connectors", {}).get(connector.kind)
+        tasks: list = []
+        error = ""
+        if connector.desired_state == DesiredState.STOPPED:
+            state = ConnectorState.STOPPED
+        elif reported is not None:
+            state, error, tasks = reported["state"], reported.get("error") or "", reported.get("tasks", [])
+            if reported.get("restart") != connector.restart_token:
+                state, tasks = ConnectorState.RESTARTING, []
+        elif connector.kind in NOT_YET_AVAILABLE:
+            state, error = ConnectorState.UNASSIGNED, NOT_YET_AVAILABLE[connector.kind]
+        elif deployment.state == ApplicationState.BACKOFF:
+            state, error = ConnectorState.RESTARTING, deployment.last_error
+        else:
+            state = ConnectorState.UNASSIGNED
+        if (connector.state, connector.error, connector.tasks) == (state, error, tasks):
+            return
+        if connector.state != state:
+            connector.state_changed_at = now
+            if state != ConnectorState.FAILED:
+                connector.next_restart_at = None
+        connector.state, connector.error, connector.tasks = state, error, tasks
+        connector.save(update_fields=["state", "error", "tasks", "state_changed_at", "next_restart_at"])
+
+
+def _snapshot(deployment: Deployment) -> tuple:
+    return tuple(getattr(deployment, f.attname) for f in Deployment._meta.concrete_fields if f.name != "updated_at")

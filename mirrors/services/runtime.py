@@ -1,0 +1,113 @@
+"""Launching, finding and stopping mirror applications (spark-submit in client mode).
+
+The driver runs on the supervising host, so the process table is the truth about what runs:
+an application is recognised by its configuration path on the command line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+
+from controlplane.infra import processes
+from controlplane.infra import spark as spark_jars
+from mirrors.models import Mirror
+
+APP_CONFIG = "app.json"
+DRIVER_LOG = "driver.log"
+_JVM_MAIN = "org.apache.spark.deploy.SparkSubmit"
+ENTRY_POINT = Path(__file__).resolve().parents[2] / "spark_runtime" / "main.py"
+
+
+@dataclass
+class AppProcesses:
+    drivers: list[int] = field(default_factory=list)  # spark-submit JVMs (each leads its process group)
+    others: list[int] = field(default_factory=list)  # the Python side of a driver
+
+
+def mirrors_dir() -> Path:
+    return settings.DATA_DIR / "mirrors"
+
+
+def work_dir(name: str) -> Path:
+    return mirrors_dir() / name
+
+
+def marker(name: str) -> str:
+    return f"--config={work_dir(name) / APP_CONFIG}"
+
+
+def running_apps() -> dict[str, AppProcesses]:
+    prefix = f"--config={mirrors_dir()}/"
+    apps: dict[str, AppProcesses] = {}
+    for pid in processes.find_processes(prefix):
+        line = processes.cmdline(pid)
+        name = line.split(prefix, 1)[1].split("/", 1)[0]
+        app = apps.setdefault(name, AppProcesses())
+        (app.drivers if _JVM_MAIN in line else app.others).append(pid)
+    return apps
+
+
+def app_config(mirror: Mirror) -> dict:
+    """Everything the application needs, credentials included (the file is private)."""
+    return {
+        "name": mirror.name,
+        "generation": mirror.generation,
+        "source": dataclasses.asdict(mirror.source.connection()),
+        "target": dataclasses.asdict(mirror.target.connection()),
+        "work_dir": str(work_dir(mirror.name)),
+        "redis_url": settings.REDIS_URL,
+        "topics": mirror.topics,
+        "topics_exclude": mirror.topics_exclude,
+        "groups": mirror.groups,
+        "groups_exclude": mirror.groups_exclude,
+        "replication_policy": mirror.replication_policy,
+        "separator": mirror.separator,
+        "connectors": {c.kind: {"tasks_max": c.tasks_max, "config": c.config} for c in mirror.connectors.all()},
+    }
+
+
+def submit(mirror: Mirror) -> int:
+    """Start the mirror's application; returns the driver's pid (leader of its process group)."""
+    folder = work_dir(mirror.name)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    config_path = folder / APP_CONFIG
+    partial = folder / f".{APP_CONFIG}.partial"
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(app_config(mirror), handle)
+    partial.replace(config_path)
+    jars = ",".join(str(jar) for jar in spark_jars.runtime_jars())
+    argv = [
+        str(Path(sys.executable).parent / "spark-submit"),
+        "--master", settings.SPARK_MASTER,
+        "--name", f"mirrorplane-{mirror.name}",
+        "--driver-memory", settings.SPARK_DRIVER_MEMORY,
+        "--conf", f"spark.jars={jars}",
+        "--conf", "spark.ui.showConsoleProgress=false",
+        str(ENTRY_POINT),
+        f"--config={config_path}",
+    ]
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+               PYTHONPATH=str(ENTRY_POINT.parents[1]))
+    return processes.spawn(argv, folder / DRIVER_LOG, env=env, cwd=folder).pid
+
+
+def stop(name: str, app: AppProcesses) -> None:
+    """SIGTERM each driver's process group, SIGKILL what is left after the grace period."""
+    for pid in app.drivers + app.others:
+        processes.terminate(pid, marker(name), grace_seconds=10)
+
+
+def driver_log_tail(name: str, lines: int = 20) -> str:
+    try:
+        text = (work_dir(name) / DRIVER_LOG).read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])

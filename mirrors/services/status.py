@@ -1,0 +1,76 @@
+"""A mirror's status as the API and dashboard show it: supervisor view plus live progress."""
+
+from __future__ import annotations
+
+import logging
+
+import redis
+
+from mirrors.models import Deployment, Mirror
+from mirrors.services.redis_client import get_redis
+from spark_runtime import channel
+
+log = logging.getLogger(__name__)
+
+
+def describe(mirror: Mirror) -> dict:
+    """The whole status document of `GET /api/v1/mirrors/{name}/status/`."""
+    return {
+        "name": mirror.name,
+        "generation": mirror.generation,
+        "application": application_status(mirror),
+        "connectors": {
+            c.kind: {
+                "state": c.state,
+                "desired_state": c.desired_state,
+                "restarts": c.restarts,
+                "error": c.error,
+                "tasks": c.tasks,
+                "state_changed_at": c.state_changed_at,
+            }
+            for c in mirror.connectors.all()
+        },
+        "progress": progress(live_status(mirror)),
+    }
+
+
+def live_status(mirror: Mirror) -> dict | None:
+    """What the running application last published, if it runs the current configuration."""
+    try:
+        status = channel.read_status(get_redis(), mirror.name)
+    except redis.RedisError as error:
+        log.warning("no live status for %s: %s", mirror.name, error)
+        return None
+    if not status or status.get("generation") != mirror.generation:
+        return None
+    return status
+
+
+def application_status(mirror: Mirror) -> dict:
+    deployment = Deployment.objects.filter(mirror_name=mirror.name).first()
+    if deployment is None:
+        return {"state": "not_running", "pid": None, "restarts": 0, "submitted_at": None, "last_error": ""}
+    return {
+        "state": deployment.state,
+        "pid": deployment.pid,
+        "restarts": max(deployment.submissions - 1, 0),
+        "consecutive_failures": deployment.consecutive_failures,
+        "submitted_at": deployment.submitted_at,
+        "next_attempt_at": deployment.next_attempt_at,
+        "last_error": deployment.last_error,
+    }
+
+
+def progress(live: dict | None) -> dict | None:
+    """Replication counters of the source connector and heartbeats emitted, from the live status."""
+    if live is None:
+        return None
+    source = live.get("connectors", {}).get("source", {})
+    heartbeat = live.get("connectors", {}).get("heartbeat", {})
+    return {
+        "reported_at": live.get("reported_at"),
+        "topics": source.get("topics", []),
+        "partitions": source.get("partitions", []),
+        **source.get("metrics", {}),
+        "heartbeats_emitted": heartbeat.get("emitted", 0),
+    }

@@ -1,0 +1,86 @@
+"""Small, typed helpers over confluent-kafka's AdminClient for what a mirror needs to manage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+
+from spark_runtime.connection import ClusterConnection
+
+
+class ClusterError(RuntimeError):
+    """A cluster could not be reached or refused a request; the message is the broker's reason."""
+
+
+def describe_error(error: BaseException) -> str:
+    if isinstance(error, KafkaException) and error.args and isinstance(error.args[0], KafkaError):
+        kafka_error: KafkaError = error.args[0]
+        return f"{kafka_error.name()}: {kafka_error.str()}"
+    return str(error)
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    cluster_id: str | None
+    controller_id: int | None
+    brokers: int
+
+
+class KafkaAdmin:
+    def __init__(self, connection: ClusterConnection, timeout: float = 15.0) -> None:
+        self.connection = connection
+        self.timeout = timeout
+        self.client = AdminClient(connection.librdkafka_config() | {"socket.connection.setup.timeout.ms": "10000"})
+
+    def describe(self) -> ClusterInfo:
+        try:
+            result = self.client.describe_cluster(request_timeout=self.timeout).result(timeout=self.timeout)
+        except Exception as error:  # noqa: BLE001 - every client failure becomes a ClusterError
+            raise ClusterError(self._reason(error)) from error
+        controller = result.controller.id if result.controller is not None else None
+        return ClusterInfo(result.cluster_id, controller, len(result.nodes))
+
+    def topic_partitions(self) -> dict[str, int]:
+        """Every topic of the cluster with its partition count."""
+        try:
+            metadata = self.client.list_topics(timeout=self.timeout)
+        except Exception as error:  # noqa: BLE001
+            raise ClusterError(self._reason(error)) from error
+        return {name: len(topic.partitions) for name, topic in metadata.topics.items() if not topic.error}
+
+    def create_topics(self, topics: dict[str, int], replication_factor: int = -1,
+                      configs: dict[str, dict[str, str]] | None = None) -> list[str]:
+        """Create missing topics (name -> partitions); returns the names actually created."""
+        if not topics:
+            return []
+        futures = self.client.create_topics(
+            [NewTopic(name, partitions, replication_factor, config=(configs or {}).get(name, {}))
+             for name, partitions in topics.items()],
+            request_timeout=self.timeout,
+        )
+        created = []
+        for name, future in futures.items():
+            try:
+                future.result(timeout=self.timeout)
+                created.append(name)
+            except KafkaException as error:
+                if error.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                    raise ClusterError(f"creating topic {name!r} failed: {describe_error(error)}") from error
+        return created
+
+    def add_partitions(self, topics: dict[str, int]) -> None:
+        if not topics:
+            return
+        futures = self.client.create_partitions(
+            [NewPartitions(name, count) for name, count in topics.items()], request_timeout=self.timeout
+        )
+        for name, future in futures.items():
+            try:
+                future.result(timeout=self.timeout)
+            except KafkaException as error:
+                raise ClusterError(f"adding partitions to {name!r} failed: {describe_error(error)}") from error
+
+    def _reason(self, error: BaseException) -> str:
+        return f"cluster {self.connection.alias!r} ({self.connection.bootstrap_servers}): {describe_error(error)}"

@@ -1,0 +1,129 @@
+"""The mirror application's control loop: apply the desired state, tick connectors, report status.
+
+Exits when every connector is desired stopped, when the control plane publishes a newer
+configuration generation (it then submits the application again), or on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from typing import Any
+
+import redis
+
+from spark_runtime import channel
+from spark_runtime.admin import KafkaAdmin
+from spark_runtime.config import MirrorConfig
+from spark_runtime.connectors.base import Connector
+from spark_runtime.connectors.heartbeat import HeartbeatConnector
+from spark_runtime.connectors.source import SourceConnector
+
+log = logging.getLogger("mirrorplane.app")
+
+LOOP_SECONDS = 0.5
+# Kafka client options that carry secrets; Spark redacts matching data source options in its UI.
+REDACTED_OPTIONS = r"(?i)url|password|jaas|ssl\.key|keystore|truststore\.certificates|secret|token"
+
+
+class MirrorApplication:
+    def __init__(self, config: MirrorConfig, spark: Any, redis_client: Any,
+                 connectors: dict[str, Connector]) -> None:
+        self.config = config
+        self.spark = spark
+        self.redis = redis_client
+        self.connectors = connectors
+        self.started_at = time.time()
+        self.stopping = False
+        self.exit_reason = ""
+        self.desired = channel.Desired(config.generation, {kind: channel.ConnectorDesired() for kind in connectors})
+
+    def run(self) -> None:
+        signal.signal(signal.SIGTERM, self._on_sigterm)
+        while not self.stopping:
+            self.step()
+            time.sleep(LOOP_SECONDS)
+        log.info("stopping: %s", self.exit_reason)
+        for connector in self.connectors.values():
+            connector.shutdown()
+        self.report()
+
+    def step(self) -> None:
+        self._read_desired()
+        if self.stopping:
+            return
+        for kind, connector in self.connectors.items():
+            connector.apply(self.desired.connectors.get(kind, channel.ConnectorDesired()))
+            connector.tick()
+        self.report()
+
+    def _read_desired(self) -> None:
+        try:
+            desired = channel.read_desired(self.redis, self.config.name)
+        except redis.RedisError as error:
+            log.warning("cannot read the desired state, keeping the last one: %s", error)
+            return
+        if desired is None:
+            return  # Redis lost it (restart): keep running as before until the control plane rewrites it
+        if desired.generation != self.config.generation:
+            self._stop(f"configuration generation {desired.generation} replaces {self.config.generation}")
+        elif all(c.state == "stopped" for c in desired.connectors.values()):
+            self._stop("every connector is stopped")
+        self.desired = desired
+
+    def report(self) -> None:
+        status = {
+            "mirror": self.config.name,
+            "generation": self.config.generation,
+            "pid": os.getpid(),
+            "started_at": self.started_at,
+            "exiting": self.exit_reason or None,
+            "connectors": {kind: c.status() for kind, c in self.connectors.items()},
+        }
+        try:
+            channel.publish_status(self.redis, self.config.name, status)
+        except redis.RedisError as error:
+            log.warning("cannot publish status: %s", error)
+
+    def _stop(self, reason: str) -> None:
+        self.stopping, self.exit_reason = True, reason
+
+    def _on_sigterm(self, *_: object) -> None:
+        self._stop("SIGTERM")
+
+
+def build(config_path: str) -> MirrorApplication:
+    """Wire the real Spark session, Kafka admins and Redis client for one mirror."""
+    from pyspark.sql import SparkSession
+
+    config = MirrorConfig.load(config_path)
+    spark = (
+        SparkSession.builder.appName(f"mirrorplane-{config.name}")
+        .config("spark.sql.redaction.options.regex", REDACTED_OPTIONS)
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.streaming.minBatchesToRetain", "20")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("WARN")
+    source_admin, target_admin = KafkaAdmin(config.source), KafkaAdmin(config.target)
+    connectors: dict[str, Connector] = {
+        "source": SourceConnector(spark, config, source_admin, target_admin),
+        "heartbeat": HeartbeatConnector(config, target_admin),
+    }
+    return MirrorApplication(config, spark, redis.Redis.from_url(config.redis_url), connectors)
+
+
+def main(argv: list[str]) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if len(argv) != 2 or not argv[1].startswith("--config="):
+        print("usage: spark-submit spark_runtime/main.py --config=PATH", flush=True)
+        return 2
+    app = build(argv[1].split("=", 1)[1])
+    try:
+        app.run()
+    finally:
+        app.spark.stop()
+    return 0

@@ -1,0 +1,107 @@
+"""The validated configuration one mirror application runs with (written by the control plane).
+
+It arrives as a JSON file readable only by its owner; its path is the only thing on the
+command line, so credentials never show in `ps`, logs or the Spark UI.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spark_runtime.connection import ClusterConnection
+from spark_runtime.filters import (
+    DEFAULT_GROUPS,
+    DEFAULT_GROUPS_EXCLUDE,
+    DEFAULT_TOPICS,
+    DEFAULT_TOPICS_EXCLUDE,
+    NameFilter,
+    TopicSelector,
+)
+from spark_runtime.policy import ReplicationPolicy
+
+CONNECTOR_KINDS = ("source", "checkpoint", "heartbeat")
+
+
+@dataclass(frozen=True)
+class ConnectorSettings:
+    tasks_max: int = 1
+    config: dict[str, str] = field(default_factory=dict)
+
+    def get(self, name: str, default: str) -> str:
+        return str(self.config.get(name, default))
+
+    def get_int(self, name: str, default: int) -> int:
+        return int(self.config.get(name, default))
+
+    def get_float(self, name: str, default: float) -> float:
+        return float(self.config.get(name, default))
+
+    def get_bool(self, name: str, default: bool) -> bool:
+        return str(self.config.get(name, default)).strip().lower() in {"true", "1", "yes"}
+
+    def prefixed(self, prefix: str) -> dict[str, str]:
+        """Client overrides passed through with MM2's prefixes (`consumer.`, `producer.override.`)."""
+        return {k[len(prefix):]: str(v) for k, v in self.config.items() if k.startswith(prefix)}
+
+
+@dataclass(frozen=True)
+class MirrorConfig:
+    name: str
+    generation: int
+    source: ClusterConnection
+    target: ClusterConnection
+    work_dir: str
+    redis_url: str
+    topics: str = DEFAULT_TOPICS
+    topics_exclude: str = DEFAULT_TOPICS_EXCLUDE
+    groups: str = DEFAULT_GROUPS
+    groups_exclude: str = DEFAULT_GROUPS_EXCLUDE
+    replication_policy: str = "default"
+    separator: str = "."
+    connectors: dict[str, ConnectorSettings] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> MirrorConfig:
+        connectors = {
+            kind: ConnectorSettings(
+                tasks_max=int(spec.get("tasks_max", 1)),
+                config={str(k): str(v) for k, v in (spec.get("config") or {}).items()},
+            )
+            for kind, spec in (data.get("connectors") or {}).items()
+            if kind in CONNECTOR_KINDS
+        }
+        for kind in CONNECTOR_KINDS:
+            connectors.setdefault(kind, ConnectorSettings())
+        return cls(
+            name=data["name"],
+            generation=int(data.get("generation", 1)),
+            source=ClusterConnection.from_dict(data["source"]),
+            target=ClusterConnection.from_dict(data["target"]),
+            work_dir=data["work_dir"],
+            redis_url=data["redis_url"],
+            topics=data.get("topics", DEFAULT_TOPICS),
+            topics_exclude=data.get("topics_exclude", DEFAULT_TOPICS_EXCLUDE),
+            groups=data.get("groups", DEFAULT_GROUPS),
+            groups_exclude=data.get("groups_exclude", DEFAULT_GROUPS_EXCLUDE),
+            replication_policy=data.get("replication_policy", "default"),
+            separator=data.get("separator", "."),
+            connectors=connectors,
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> MirrorConfig:
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+    @property
+    def policy(self) -> ReplicationPolicy:
+        internal = self.connectors["source"].get_bool("replication.policy.internal.topic.separator.enabled", True)
+        return ReplicationPolicy(self.replication_policy, self.separator, internal)
+
+    @property
+    def topic_selector(self) -> TopicSelector:
+        return TopicSelector(NameFilter(self.topics, self.topics_exclude), self.policy, self.target.alias)
+
+    def checkpoint_dir(self, connector: str) -> str:
+        return str(Path(self.work_dir) / "checkpoints" / connector)

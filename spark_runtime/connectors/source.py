@@ -1,0 +1,201 @@
+"""The source connector: a Spark structured-streaming query from the source cluster's topics to
+their remote topics on the target, written by our JVM writer (records never enter Python).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from spark_runtime.admin import KafkaAdmin
+from spark_runtime.config import MirrorConfig
+from spark_runtime.connectors.base import Connector
+
+log = logging.getLogger(__name__)
+
+DEFAULT_REFRESH_TOPICS_SECONDS = 600.0  # MM2's refresh.topics.interval.seconds
+DEFAULT_BATCH_MAX_RECORDS = 500_000
+WRITER_CLASS = "io.mirrorplane.spark.KafkaMirrorWriter"
+
+# Producer defaults: ordered, idempotent, acknowledged by all replicas (no loss, no reordering).
+PRODUCER_DEFAULTS = {
+    "acks": "all",
+    "enable.idempotence": "true",
+    "max.in.flight.requests.per.connection": "5",
+    "linger.ms": "5",
+    "batch.size": "262144",
+    "compression.type": "none",
+}
+# Options Spark's Kafka source manages itself and refuses when set.
+_SPARK_MANAGED_CONSUMER_OPTIONS = {
+    "group.id", "auto.offset.reset", "key.deserializer", "value.deserializer",
+    "enable.auto.commit", "interceptor.classes",
+}
+
+
+class SourceConnector(Connector):
+    kind = "source"
+
+    def __init__(self, spark: Any, config: MirrorConfig, source_admin: KafkaAdmin, target_admin: KafkaAdmin) -> None:
+        super().__init__()
+        self.spark = spark
+        self.config = config
+        self.settings = config.connectors["source"]
+        self.source_admin = source_admin
+        self.target_admin = target_admin
+        self.selector = config.topic_selector
+        self.policy = config.policy
+        self.query: Any = None
+        self.topics: dict[str, int] = {}  # replicated source topic -> partitions
+        self.next_refresh = 0.0
+        self._lock = threading.Lock()
+        self.metrics = {"records": 0, "bytes": 0, "batches": 0, "last_batch": None}
+        self.partitions: dict[str, dict] = {}  # "topic:partition" -> offsets
+
+    # -- lifecycle hooks ----------------------------------------------------------------
+
+    def _start(self) -> None:
+        self.topics = self._discover()
+        self._ensure_remote_topics(self.topics)
+        self._start_query()
+
+    def _halt(self) -> None:
+        self._stop_query()
+
+    def _tick(self) -> None:
+        if self.query is not None and not self.query.isActive:
+            error = self.query.exception()
+            self.query = None
+            raise RuntimeError(_describe_query_error(error) if error else "the replication query stopped")
+        if time.monotonic() >= self.next_refresh:
+            discovered = self._discover()
+            if discovered != self.topics:
+                log.info("source topics changed: %s -> %s", sorted(self.topics), sorted(discovered))
+                self._ensure_remote_topics(discovered)
+                self._stop_query()
+                self.topics = discovered
+                self._start_query()
+
+    def _guarded_cleanup(self) -> None:
+        try:
+            self._stop_query()
+        except Exception:  # noqa: BLE001
+            log.exception("stopping the failed query")
+
+    # -- topics -------------------------------------------------------------------------
+
+    def _discover(self) -> dict[str, int]:
+        interval = self.settings.get_float("refresh.topics.interval.seconds", DEFAULT_REFRESH_TOPICS_SECONDS)
+        if not self.settings.get_bool("refresh.topics.enabled", True):
+            interval = float("inf")
+        self.next_refresh = time.monotonic() + interval
+        partitions = self.source_admin.topic_partitions()
+        return {topic: partitions[topic] for topic in self.selector.select(partitions)}
+
+    def remote_topic(self, topic: str) -> str:
+        return self.policy.format_remote_topic(self.config.source.alias, topic)
+
+    def _ensure_remote_topics(self, topics: dict[str, int]) -> None:
+        """Create remote topics with the source's partition count before any record is sent."""
+        existing = self.target_admin.topic_partitions()
+        missing = {self.remote_topic(t): n for t, n in topics.items() if self.remote_topic(t) not in existing}
+        replication_factor = self.settings.get_int("replication.factor", -1)
+        created = self.target_admin.create_topics(missing, replication_factor)
+        if created:
+            log.info("created remote topics %s", created)
+        grown = {self.remote_topic(t): n for t, n in topics.items()
+                 if existing.get(self.remote_topic(t), n) < n}
+        self.target_admin.add_partitions(grown)
+
+    # -- the streaming query ------------------------------------------------------------
+
+    def _start_query(self) -> None:
+        if not self.topics:
+            log.info("no source topic matches %r yet", self.config.topics)
+            return
+        reader = (
+            self.spark.readStream.format("kafka")
+            .option("subscribe", ",".join(sorted(self.topics)))
+            .option("startingOffsets", "earliest")
+            .option("includeHeaders", "true")
+            .option("failOnDataLoss", "false")
+            .option("maxOffsetsPerTrigger", self.settings.get_int("batch.max.records", DEFAULT_BATCH_MAX_RECORDS))
+        )
+        consumer = self.config.source.java_properties() | self.settings.prefixed("consumer.")
+        for key, value in consumer.items():
+            if key not in _SPARK_MANAGED_CONSUMER_OPTIONS:
+                reader = reader.option(f"kafka.{key}", value)
+        jvm = self.spark.sparkContext._jvm
+        producer = _java_map(jvm, self.config.target.java_properties() | PRODUCER_DEFAULTS
+                             | self.settings.prefixed("producer.override."))
+        remote = _java_map(jvm, {topic: self.remote_topic(topic) for topic in self.topics})
+        writer = jvm.io.mirrorplane.spark.KafkaMirrorWriter
+        tasks = self.settings.tasks_max
+
+        def write_batch(batch: Any, batch_id: int) -> None:
+            started = time.monotonic()
+            summaries = writer.write(batch._jdf, producer, remote, tasks)
+            self._record(batch_id, list(summaries), time.monotonic() - started)
+
+        self.query = (
+            reader.load().writeStream.queryName(f"{self.config.name}-source")
+            .foreachBatch(write_batch)
+            .option("checkpointLocation", self.config.checkpoint_dir("source"))
+            .start()
+        )
+        log.info("replicating %d topics (%d partitions)", len(self.topics), sum(self.topics.values()))
+
+    def _stop_query(self) -> None:
+        query, self.query = self.query, None
+        if query is not None:
+            query.stop()
+            query.awaitTermination(30)
+
+    def _record(self, batch_id: int, summaries: list[str], seconds: float) -> None:
+        records = bytes_ = 0
+        with self._lock:
+            for line in summaries:
+                topic, partition, first, last, downstream, count, size = line.split("\t")
+                records += int(count)
+                bytes_ += int(size)
+                self.partitions[f"{topic}:{partition}"] = {
+                    "topic": topic, "partition": int(partition), "remote_topic": self.remote_topic(topic),
+                    "last_upstream_offset": int(last), "last_downstream_offset": int(downstream),
+                }
+            self.metrics["records"] += records
+            self.metrics["bytes"] += bytes_
+            self.metrics["batches"] += 1
+            self.metrics["last_batch"] = {"id": batch_id, "records": records, "bytes": bytes_,
+                                          "seconds": round(seconds, 3), "at": time.time()}
+
+    # -- status -------------------------------------------------------------------------
+
+    def tasks(self) -> list[dict]:
+        partitions = sum(self.topics.values())
+        if not partitions or self.state in {"UNASSIGNED", "STOPPED"}:
+            return []
+        return [{"id": i, "state": self.state} for i in range(min(self.settings.tasks_max, partitions))]
+
+    def status(self) -> dict:
+        with self._lock:
+            return super().status() | {
+                "topics": sorted(self.topics),
+                "metrics": dict(self.metrics),
+                "partitions": sorted(self.partitions.values(), key=lambda p: (p["topic"], p["partition"])),
+            }
+
+
+def _java_map(jvm: Any, values: dict[str, str]) -> Any:
+    result = jvm.java.util.HashMap()
+    for key, value in values.items():
+        result.put(key, value)
+    return result
+
+
+def _describe_query_error(error: Any) -> str:
+    """The useful part of a StreamingQueryException: the root cause, without JVM stack frames."""
+    text = str(getattr(error, "desc", None) or error)
+    lines = [line for line in text.splitlines() if line.strip() and not line.strip().startswith("at ")]
+    return "\n".join(lines[:12])

@@ -1,0 +1,75 @@
+"""Topic and group selection with MirrorMaker 2's semantics.
+
+A filter value is a comma-separated list of names or regular expressions; a name is selected
+when it matches one of them in full. Defaults are MM2's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from spark_runtime.policy import ReplicationPolicy
+
+DEFAULT_TOPICS = ".*"
+DEFAULT_TOPICS_EXCLUDE = r".*[\-\.]internal, .*\.replica, __.*"
+DEFAULT_GROUPS = ".*"
+DEFAULT_GROUPS_EXCLUDE = "console-consumer-.*, connect-.*, __.*"
+
+
+class PatternError(ValueError):
+    """An invalid pattern list; `index` and `pattern` name the offending element."""
+
+    def __init__(self, pattern: str, reason: str) -> None:
+        super().__init__(f"invalid regular expression {pattern!r}: {reason}")
+        self.pattern = pattern
+
+
+def compile_patterns(value: str) -> re.Pattern[str] | None:
+    """One pattern matching any element of the list, or None for an empty list.
+
+    Raises PatternError naming the first element that is not a valid regular expression.
+    """
+    elements = [element.strip() for element in value.split(",") if element.strip()]
+    if not elements:
+        return None
+    for element in elements:
+        try:
+            re.compile(element)
+        except re.error as error:
+            raise PatternError(element, str(error)) from None
+    return re.compile("|".join(f"(?:{element})" for element in elements))
+
+
+@dataclass(frozen=True)
+class NameFilter:
+    include: str = DEFAULT_TOPICS
+    exclude: str = DEFAULT_TOPICS_EXCLUDE
+    _include: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _exclude: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_include", compile_patterns(self.include))
+        object.__setattr__(self, "_exclude", compile_patterns(self.exclude))
+
+    def matches(self, name: str) -> bool:
+        if self._include is None or not self._include.fullmatch(name):
+            return False
+        return not (self._exclude and self._exclude.fullmatch(name))
+
+
+@dataclass(frozen=True)
+class TopicSelector:
+    """MirrorSourceConnector's decision: filter or heartbeats, never internal, never a cycle."""
+
+    topic_filter: NameFilter
+    policy: ReplicationPolicy
+    target_alias: str
+
+    def should_replicate(self, topic: str) -> bool:
+        if self.policy.is_internal_topic(topic) or self.policy.is_cycle(topic, self.target_alias):
+            return False
+        return self.topic_filter.matches(topic) or self.policy.is_heartbeats_topic(topic)
+
+    def select(self, topics: list[str] | set[str]) -> list[str]:
+        return sorted(topic for topic in topics if self.should_replicate(topic))

@@ -1,0 +1,11 @@
+"""spark-submit entry point of a mirror application: `spark-submit spark_runtime/main.py --config=PATH`."""
+
+import sys
+from pathlib import Path
+
+if __name__ == "__main__":
+    # Local masters run this file in place; other masters get the package through --py-files.
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from spark_runtime.app import main
+
+    sys.exit(main(sys.argv))

@@ -1,0 +1,92 @@
+"""Replication policies: how remote topics are named and how a topic's origin is read back.
+
+Mirrors Kafka's DefaultReplicationPolicy and IdentityReplicationPolicy (connect-mirror-client).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HEARTBEATS_TOPIC = "heartbeats"
+
+
+@dataclass(frozen=True)
+class ReplicationPolicy:
+    """`default`: remote topic is `<source><separator><topic>`; `identity`: name unchanged."""
+
+    kind: str = "default"
+    separator: str = "."
+    internal_separator_enabled: bool = True
+
+    def __post_init__(self) -> None:
+        if self.kind not in {"default", "identity"}:
+            raise ValueError(f"unknown replication policy {self.kind!r}: use 'default' or 'identity'")
+        if not self.separator:
+            raise ValueError("replication.policy.separator must not be empty")
+
+    @property
+    def internal_separator(self) -> str:
+        return self.separator if self.internal_separator_enabled else "."
+
+    def format_remote_topic(self, source_alias: str, topic: str) -> str:
+        if self.kind == "identity":
+            return topic
+        return f"{source_alias}{self.separator}{topic}"
+
+    def topic_source(self, topic: str) -> str | None:
+        """The cluster a remote topic came from, or None for a local topic."""
+        if self.kind == "identity":
+            return None
+        source, sep, _ = topic.partition(self.separator)
+        return source if sep and source else None
+
+    def upstream_topic(self, topic: str) -> str | None:
+        if self.kind == "identity":
+            return topic
+        source = self.topic_source(topic)
+        return topic[len(source) + len(self.separator):] if source else None
+
+    def original_topic(self, topic: str) -> str:
+        upstream = self.upstream_topic(topic)
+        if self.kind == "identity" or upstream is None:
+            return topic
+        return self.original_topic(upstream)
+
+    def heartbeats_topic(self) -> str:
+        return HEARTBEATS_TOPIC
+
+    def checkpoints_topic(self, source_alias: str) -> str:
+        return f"{source_alias}{self.internal_separator}checkpoints{self.internal_separator}internal"
+
+    def offset_syncs_topic(self, target_alias: str) -> str:
+        sep = self.internal_separator
+        return f"mm2-offset-syncs{sep}{target_alias}{sep}internal"
+
+    def is_heartbeats_topic(self, topic: str) -> bool:
+        return self.original_topic(topic) == HEARTBEATS_TOPIC
+
+    def is_mm2_internal_topic(self, topic: str) -> bool:
+        sep = self.internal_separator
+        return (topic.startswith("mm2") and topic.endswith(f"{sep}internal")) or topic.endswith(
+            f"{sep}checkpoints{sep}internal"
+        )
+
+    def is_internal_topic(self, topic: str) -> bool:
+        """Kafka's and MM2's own topics, never replicated."""
+        return (
+            topic.endswith(".internal")
+            or topic.endswith("-internal")
+            or topic.startswith("__")
+            or topic.startswith(".")
+            or self.is_mm2_internal_topic(topic)
+        )
+
+    def is_cycle(self, topic: str, target_alias: str) -> bool:
+        """True when the topic (or any hop it came through) originates on the target cluster."""
+        source = self.topic_source(topic)
+        if source is None:
+            return False
+        if source == target_alias:
+            return True
+        upstream = self.upstream_topic(topic)
+        return upstream is not None and upstream != topic and self.is_cycle(upstream, target_alias)
