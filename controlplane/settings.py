@@ -136,5 +136,5 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "loggers": {"mirrors": {"handlers": ["console"], "level": "INFO"}},
+    "loggers": {"mirrors": {"handlers": ["console"], "level": "INFO", "propagate": False}},
 }

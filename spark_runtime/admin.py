@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewPartitions, NewTopic, ResourceType
 
 from spark_runtime.connection import ClusterConnection
 
@@ -26,6 +26,10 @@ class ClusterInfo:
     cluster_id: str | None
     controller_id: int | None
     brokers: int
+
+
+def _source(entry) -> int:
+    return getattr(entry.source, "value", entry.source)
 
 
 class KafkaAdmin:
@@ -49,6 +53,25 @@ class KafkaAdmin:
         except Exception as error:  # noqa: BLE001
             raise ClusterError(self._reason(error)) from error
         return {name: len(topic.partitions) for name, topic in metadata.topics.items() if not topic.error}
+
+    def topic_configs(self, topics: list[str]) -> dict[str, dict[str, str]]:
+        """Properties set on each topic itself (not broker or static defaults)."""
+        if not topics:
+            return {}
+        futures = self.client.describe_configs([ConfigResource(ResourceType.TOPIC, t) for t in topics],
+                                               request_timeout=self.timeout)
+        configs = {}
+        for resource, future in futures.items():
+            try:
+                entries = future.result(timeout=self.timeout)
+            except KafkaException as error:
+                raise ClusterError(f"reading the configuration of {resource.name!r} failed: "
+                                   f"{describe_error(error)}") from error
+            configs[resource.name] = {
+                name: entry.value for name, entry in entries.items()
+                if _source(entry) == ConfigSource.DYNAMIC_TOPIC_CONFIG.value and entry.value is not None
+            }
+        return configs
 
     def create_topics(self, topics: dict[str, int], replication_factor: int = -1,
                       configs: dict[str, dict[str, str]] | None = None) -> list[str]:

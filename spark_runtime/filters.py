@@ -15,6 +15,12 @@ DEFAULT_TOPICS = ".*"
 DEFAULT_TOPICS_EXCLUDE = r".*[\-\.]internal, .*\.replica, __.*"
 DEFAULT_GROUPS = ".*"
 DEFAULT_GROUPS_EXCLUDE = "console-consumer-.*, connect-.*, __.*"
+# MM2's config.properties.exclude: topic properties never copied to remote topics.
+DEFAULT_CONFIG_PROPERTIES_EXCLUDE = (
+    r"follower\.replication\.throttled\.replicas, leader\.replication\.throttled\.replicas, "
+    r"message\.timestamp\.difference\.max\.ms, message\.timestamp\.type, "
+    r"unclean\.leader\.election\.enable, min\.insync\.replicas"
+)
 
 
 class PatternError(ValueError):
@@ -56,6 +62,11 @@ class NameFilter:
         if self._include is None or not self._include.fullmatch(name):
             return False
         return not (self._exclude and self._exclude.fullmatch(name))
+
+
+def config_property_filter(exclude: str = DEFAULT_CONFIG_PROPERTIES_EXCLUDE) -> NameFilter:
+    """Which topic properties are copied to remote topics (all but `config.properties.exclude`)."""
+    return NameFilter(".*", exclude)
 
 
 @dataclass(frozen=True)

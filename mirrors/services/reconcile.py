@@ -72,7 +72,7 @@ class Reconciler:
         if should_run:
             self._keep_running(mirror, deployment, app, status, now)
         else:
-            if app.drivers or app.others:
+            if app.groups:
                 log.info("stopping the application of %s: every connector is stopped", mirror.name)
                 runtime.stop(mirror.name, app)
             deployment.state, deployment.pid = ApplicationState.NOT_RUNNING, None
@@ -86,16 +86,17 @@ class Reconciler:
 
     def _one_driver(self, name: str, app: runtime.AppProcesses, deployment: Deployment) -> runtime.AppProcesses:
         """Exactly one driver per mirror: stop any extra, and Python drivers left without a JVM."""
-        if len(app.drivers) > 1:
-            keep = deployment.pid if deployment.pid in app.drivers else app.drivers[0]
-            extras = runtime.AppProcesses(drivers=[pid for pid in app.drivers if pid != keep])
-            log.warning("mirror %s has %d drivers: stopping %s", name, len(app.drivers), extras.drivers)
+        if not app.drivers:
+            if app.groups:
+                log.info("mirror %s: stopping processes left by a dead driver: %s", name, app.orphans)
+                runtime.stop(name, app)
+            return runtime.AppProcesses()
+        keep = deployment.pid if deployment.pid in app.drivers else app.drivers[-1]
+        extras = app.without(keep)
+        if extras.groups:
+            log.warning("mirror %s: keeping driver %d, stopping %s", name, keep, sorted(extras.groups))
             runtime.stop(name, extras)
-            app = runtime.AppProcesses(drivers=[keep], others=app.others)
-        if not app.drivers and app.others:
-            runtime.stop(name, app)
-            app = runtime.AppProcesses()
-        return app
+        return runtime.AppProcesses({keep: app.groups[keep]})
 
     def _keep_running(self, mirror: Mirror, deployment: Deployment, app: runtime.AppProcesses,
                       status: dict | None, now: datetime) -> None:

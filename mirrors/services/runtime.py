@@ -21,14 +21,27 @@ from mirrors.models import Mirror
 
 APP_CONFIG = "app.json"
 DRIVER_LOG = "driver.log"
-_JVM_MAIN = "org.apache.spark.deploy.SparkSubmit"
 ENTRY_POINT = Path(__file__).resolve().parents[2] / "spark_runtime" / "main.py"
 
 
 @dataclass
 class AppProcesses:
-    drivers: list[int] = field(default_factory=list)  # spark-submit JVMs (each leads its process group)
-    others: list[int] = field(default_factory=list)  # the Python side of a driver
+    """A mirror's processes by process group; each submission leads a group of its own."""
+
+    groups: dict[int, list[int]] = field(default_factory=dict)
+
+    @property
+    def drivers(self) -> list[int]:
+        """Group leaders still alive: the spark-submit process of each running submission."""
+        return sorted(pgid for pgid, pids in self.groups.items() if pgid in pids)
+
+    @property
+    def orphans(self) -> list[int]:
+        """Processes whose submission's leader is gone (e.g. a Python driver whose JVM was killed)."""
+        return sorted(pid for pgid, pids in self.groups.items() if pgid not in pids for pid in pids)
+
+    def without(self, keep: int) -> AppProcesses:
+        return AppProcesses({pgid: pids for pgid, pids in self.groups.items() if pgid != keep})
 
 
 def mirrors_dir() -> Path:
@@ -47,10 +60,12 @@ def running_apps() -> dict[str, AppProcesses]:
     prefix = f"--config={mirrors_dir()}/"
     apps: dict[str, AppProcesses] = {}
     for pid in processes.find_processes(prefix):
-        line = processes.cmdline(pid)
-        name = line.split(prefix, 1)[1].split("/", 1)[0]
-        app = apps.setdefault(name, AppProcesses())
-        (app.drivers if _JVM_MAIN in line else app.others).append(pid)
+        name = processes.cmdline(pid).split(prefix, 1)[1].split("/", 1)[0]
+        try:
+            pgid = os.getpgid(pid)
+        except ProcessLookupError:
+            continue
+        apps.setdefault(name, AppProcesses()).groups.setdefault(pgid, []).append(pid)
     return apps
 
 
@@ -100,9 +115,10 @@ def submit(mirror: Mirror) -> int:
 
 
 def stop(name: str, app: AppProcesses) -> None:
-    """SIGTERM each driver's process group, SIGKILL what is left after the grace period."""
-    for pid in app.drivers + app.others:
-        processes.terminate(pid, marker(name), grace_seconds=10)
+    """SIGTERM each submission's process group, SIGKILL what is left after the grace period."""
+    for pids in app.groups.values():
+        for pid in pids:
+            processes.terminate(pid, marker(name), grace_seconds=10)
 
 
 def driver_log_tail(name: str, lines: int = 20) -> str:

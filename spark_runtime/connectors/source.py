@@ -12,6 +12,7 @@ from typing import Any
 from spark_runtime.admin import KafkaAdmin
 from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.base import Connector
+from spark_runtime.filters import DEFAULT_CONFIG_PROPERTIES_EXCLUDE, config_property_filter
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,8 @@ class SourceConnector(Connector):
         self.source_admin = source_admin
         self.target_admin = target_admin
         self.selector = config.topic_selector
+        self.copied_properties = config_property_filter(
+            self.settings.get("config.properties.exclude", DEFAULT_CONFIG_PROPERTIES_EXCLUDE))
         self.policy = config.policy
         self.query: Any = None
         self.topics: dict[str, int] = {}  # replicated source topic -> partitions
@@ -98,11 +101,19 @@ class SourceConnector(Connector):
         return self.policy.format_remote_topic(self.config.source.alias, topic)
 
     def _ensure_remote_topics(self, topics: dict[str, int]) -> None:
-        """Create remote topics with the source's partition count before any record is sent."""
+        """Create remote topics before any record is sent, as MM2 does: the source's partition
+        count and the topic properties set on the source (less `config.properties.exclude`)."""
         existing = self.target_admin.topic_partitions()
-        missing = {self.remote_topic(t): n for t, n in topics.items() if self.remote_topic(t) not in existing}
+        missing = [t for t in topics if self.remote_topic(t) not in existing]
+        source_configs = self.source_admin.topic_configs(missing)
+        configs = {
+            self.remote_topic(t): {k: v for k, v in source_configs.get(t, {}).items()
+                                   if self.copied_properties.matches(k)}
+            for t in missing
+        }
         replication_factor = self.settings.get_int("replication.factor", -1)
-        created = self.target_admin.create_topics(missing, replication_factor)
+        created = self.target_admin.create_topics(
+            {self.remote_topic(t): topics[t] for t in missing}, replication_factor, configs)
         if created:
             log.info("created remote topics %s", created)
         grown = {self.remote_topic(t): n for t, n in topics.items()

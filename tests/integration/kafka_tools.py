@@ -1,0 +1,85 @@
+"""Test helpers that talk to real brokers with confluent-kafka."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+
+@dataclass(frozen=True)
+class Record:
+    key: bytes | None
+    value: bytes | None
+    headers: tuple
+    timestamp: int
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int, config: dict[str, str] | None = None) -> None:
+    """A topic that keeps its records whatever their timestamps (unless `config` says otherwise)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive the futures
+    futures = admin.create_topics([NewTopic(topic, partitions, 1, config={"retention.ms": "-1"} | (config or {}))])
+    for future in futures.values():
+        future.result(30)
+
+
+def produce(bootstrap: str, topic: str, records: dict[int, list[Record]]) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": True,
+                         "queue.buffering.max.messages": 1_000_000})
+    for partition, items in records.items():
+        for record in items:
+            while True:
+                try:
+                    producer.produce(topic, key=record.key, value=record.value, partition=partition,
+                                     headers=list(record.headers), timestamp=record.timestamp)
+                    break
+                except BufferError:
+                    producer.poll(0.1)
+    assert producer.flush(60) == 0
+
+
+def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "mirrorplane-tests-watermarks"})
+    try:
+        metadata = consumer.list_topics(topic, timeout=10).topics.get(topic)
+        if metadata is None or metadata.error:
+            return {}
+        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                for p in metadata.partitions}
+    finally:
+        consumer.close()
+
+
+def wait_for_topic(bootstrap: str, topic: str, timeout: float) -> dict[int, int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        offsets = end_offsets(bootstrap, topic)
+        if offsets:
+            return offsets
+        time.sleep(0.5)
+    raise AssertionError(f"topic {topic} did not appear within {timeout}s")
+
+
+def consume_all(bootstrap: str, topic: str, expected: int, timeout: float) -> dict[int, list[Record]]:
+    """Every record of `topic` from the beginning, per partition, until `expected` arrived or time ran out."""
+    deadline = time.monotonic() + timeout
+    partitions = wait_for_topic(bootstrap, topic, timeout)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"verify-{topic}-{time.time()}",
+                         "enable.auto.commit": False, "fetch.max.bytes": 52428800})
+    consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+    received: dict[int, list[Record]] = defaultdict(list)
+    count = 0
+    try:
+        while count < expected and time.monotonic() < deadline:
+            for message in consumer.consume(10_000, timeout=0.5):
+                if message.error():
+                    continue
+                received[message.partition()].append(
+                    Record(message.key(), message.value(), tuple(message.headers() or ()), message.timestamp()[1]))
+                count += 1
+    finally:
+        consumer.close()
+    return dict(received)

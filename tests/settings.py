@@ -1,0 +1,12 @@
+"""Test settings: the project's settings with every path under var/test, away from a running demo."""
+
+from controlplane.settings import *  # noqa: F403
+from controlplane.settings import BASE_DIR, DATABASES
+
+VAR_DIR = BASE_DIR / "var" / "test"
+DB_PATH = VAR_DIR / "unused.sqlite3"
+TEST_DB_PATH = VAR_DIR / "test.sqlite3"
+DATA_DIR = VAR_DIR / "data"
+DATABASES["default"]["NAME"] = DB_PATH
+DATABASES["default"]["TEST"] = {"NAME": TEST_DB_PATH}
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
