@@ -42,7 +42,7 @@ def decrypt(stored: str) -> str:
 class EncryptedTextField(models.TextField):
     """A text field stored encrypted; the empty string stays empty (nothing to hide)."""
 
-    def from_db_value(self, value, expression, connection):  # noqa: ARG002 - Django's signature
+    def from_db_value(self, value, expression, connection):
         return decrypt(value) if value else value
 
     def get_prep_value(self, value):

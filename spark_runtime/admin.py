@@ -41,7 +41,7 @@ class KafkaAdmin:
     def describe(self) -> ClusterInfo:
         try:
             result = self.client.describe_cluster(request_timeout=self.timeout).result(timeout=self.timeout)
-        except Exception as error:  # noqa: BLE001 - every client failure becomes a ClusterError
+        except Exception as error:
             raise ClusterError(self._reason(error)) from error
         controller = result.controller.id if result.controller is not None else None
         return ClusterInfo(result.cluster_id, controller, len(result.nodes))
@@ -50,7 +50,7 @@ class KafkaAdmin:
         """Every topic of the cluster with its partition count."""
         try:
             metadata = self.client.list_topics(timeout=self.timeout)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             raise ClusterError(self._reason(error)) from error
         return {name: len(topic.partitions) for name, topic in metadata.topics.items() if not topic.error}
 

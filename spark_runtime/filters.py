@@ -24,7 +24,7 @@ DEFAULT_CONFIG_PROPERTIES_EXCLUDE = (
 
 
 class PatternError(ValueError):
-    """An invalid pattern list; `index` and `pattern` name the offending element."""
+    """An invalid pattern list; `pattern` is the offending element."""
 
     def __init__(self, pattern: str, reason: str) -> None:
         super().__init__(f"invalid regular expression {pattern!r}: {reason}")

@@ -28,27 +28,31 @@ class ReplicationPolicy:
     def internal_separator(self) -> str:
         return self.separator if self.internal_separator_enabled else "."
 
+    def _keeps_names(self, topic: str) -> bool:
+        """Identity keeps names, except for heartbeats, which stay `A.heartbeats` as in MM2."""
+        return self.kind == "identity" and not topic.endswith(HEARTBEATS_TOPIC)
+
     def format_remote_topic(self, source_alias: str, topic: str) -> str:
-        if self.kind == "identity":
+        if self._keeps_names(topic):
             return topic
         return f"{source_alias}{self.separator}{topic}"
 
     def topic_source(self, topic: str) -> str | None:
-        """The cluster a remote topic came from, or None for a local topic."""
-        if self.kind == "identity":
+        """The cluster a remote topic came from, or None for a local topic (or any identity name)."""
+        if self._keeps_names(topic):
             return None
         source, sep, _ = topic.partition(self.separator)
         return source if sep and source else None
 
     def upstream_topic(self, topic: str) -> str | None:
-        if self.kind == "identity":
+        if self._keeps_names(topic):
             return topic
         source = self.topic_source(topic)
         return topic[len(source) + len(self.separator):] if source else None
 
     def original_topic(self, topic: str) -> str:
         upstream = self.upstream_topic(topic)
-        if self.kind == "identity" or upstream is None:
+        if upstream is None or upstream == topic:
             return topic
         return self.original_topic(upstream)
 
@@ -66,10 +70,8 @@ class ReplicationPolicy:
         return self.original_topic(topic) == HEARTBEATS_TOPIC
 
     def is_mm2_internal_topic(self, topic: str) -> bool:
-        sep = self.internal_separator
-        return (topic.startswith("mm2") and topic.endswith(f"{sep}internal")) or topic.endswith(
-            f"{sep}checkpoints{sep}internal"
-        )
+        """Offset syncs, checkpoints and anything else named like them: `<...><sep>internal`."""
+        return topic.endswith(f"{self.internal_separator}internal")
 
     def is_internal_topic(self, topic: str) -> bool:
         """Kafka's and MM2's own topics, never replicated."""

@@ -70,9 +70,8 @@ def find_processes(marker: str) -> list[int]:
     """Pids of live processes whose command line contains `marker`."""
     pids = []
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            if marker in cmdline(int(entry.name)):
-                pids.append(int(entry.name))
+        if entry.name.isdigit() and int(entry.name) != os.getpid() and marker in cmdline(int(entry.name)):
+            pids.append(int(entry.name))
     return sorted(pids)
 
 

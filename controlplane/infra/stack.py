@@ -55,10 +55,10 @@ class Devstack:
                 cluster.stop()
             self.clusters[alias] = cluster = new_cluster(alias, self.root)
             to_start.append(cluster)
-        if with_redis and not os.environ.get("MIRRORPLANE_REDIS_URL"):
-            if not (self.redis and self.redis.running()):
-                self.redis = RedisServer(home=str(self.root / "redis"), port=processes.free_port())
-                self.redis.start()
+        external_redis = bool(os.environ.get("MIRRORPLANE_REDIS_URL"))
+        if with_redis and not external_redis and not (self.redis and self.redis.running()):
+            self.redis = RedisServer(home=str(self.root / "redis"), port=processes.free_port())
+            self.redis.start()
         self.save()
         # Brokers start in parallel: most of their start-up is JVM warm-up on separate cores.
         with ThreadPoolExecutor(max_workers=max(1, len(to_start))) as pool:

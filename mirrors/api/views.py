@@ -1,4 +1,4 @@
-from django.db.models import ProtectedError
+from django.db.models import ProtectedError, Q
 from drf_spectacular.utils import extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
@@ -22,7 +22,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
         try:
             cluster.delete()
         except ProtectedError:
-            names = sorted({m.name for m in cluster.outgoing_mirrors.all()} | {m.name for m in cluster.incoming_mirrors.all()})
+            names = sorted(Mirror.objects.filter(Q(source=cluster) | Q(target=cluster)).values_list("name", flat=True))
             return Response({"detail": f"cluster {cluster.alias!r} is used by mirrors {names}: delete them first"},
                             status=status.HTTP_409_CONFLICT)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -2,8 +2,9 @@
 
 import django.core.validators
 import django.db.models.deletion
-import mirrors.crypto
 from django.db import migrations, models
+
+import mirrors.crypto
 
 
 class Migration(migrations.Migration):

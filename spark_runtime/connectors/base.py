@@ -82,7 +82,7 @@ class Connector(ABC):
     def _halt(self) -> None:
         """Stop work, keeping what a later `_start` can resume from."""
 
-    def _tick(self) -> None:
+    def _tick(self) -> None:  # noqa: B027 - optional hook
         """Periodic work while RUNNING; raise to fail the connector."""
 
     def _guarded(self, action) -> bool:
@@ -94,5 +94,5 @@ class Connector(ABC):
             self.fail(error)
             return False
 
-    def _guarded_cleanup(self) -> None:
+    def _guarded_cleanup(self) -> None:  # noqa: B027 - optional hook
         """Release what a failed action left behind (override where needed)."""

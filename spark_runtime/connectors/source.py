@@ -84,7 +84,7 @@ class SourceConnector(Connector):
     def _guarded_cleanup(self) -> None:
         try:
             self._stop_query()
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("stopping the failed query")
 
     # -- topics -------------------------------------------------------------------------
@@ -168,7 +168,7 @@ class SourceConnector(Connector):
         records = bytes_ = 0
         with self._lock:
             for line in summaries:
-                topic, partition, first, last, downstream, count, size = line.split("\t")
+                topic, partition, _first, last, downstream, count, size = line.split("\t")
                 records += int(count)
                 bytes_ += int(size)
                 self.partitions[f"{topic}:{partition}"] = {

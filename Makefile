@@ -1,0 +1,53 @@
+# Mirrorplane: `make demo` runs the product locally, `make test` runs the whole test suite.
+# Both install what is missing first; downloads are cached in $(CACHE), outside git.
+SHELL := /bin/bash
+CACHE ?= $(HOME)/.cache/mirrorplane
+VENV ?= $(CACHE)/venv
+PY := $(VENV)/bin/python
+REQUIREMENTS_STAMP := $(VENV)/.requirements-$(shell sha256sum requirements.txt | cut -c1-16)
+export MIRRORPLANE_CACHE := $(CACHE)
+
+.PHONY: install system-packages python-packages fetch demo test lint devstack-up devstack-down clean
+
+install: system-packages python-packages fetch
+
+# Java 17 (Kafka brokers, Spark, our JVM writer), Maven (jars from Maven Central), Redis.
+system-packages:
+	@missing=""; \
+	command -v javac >/dev/null || missing="$$missing openjdk-17-jdk-headless"; \
+	command -v mvn >/dev/null || missing="$$missing maven"; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+python-packages: $(REQUIREMENTS_STAMP)
+
+$(REQUIREMENTS_STAMP): requirements.txt
+	@test -x $(PY) || python3 -m venv $(VENV)
+	@echo "installing Python packages into $(VENV)"
+	@$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements.txt
+	@rm -f $(VENV)/.requirements-* && touch $@
+
+# Kafka broker, Spark's Kafka connector and our writer jar: resolved once, then reused.
+fetch: python-packages
+	@$(PY) -c "from controlplane.infra import maven, spark; maven.kafka_broker_classpath(); spark.runtime_jars()"
+
+demo: install
+	@$(PY) manage.py demo
+
+lint: python-packages
+	$(VENV)/bin/ruff check .
+
+test: install lint
+	$(PY) -m pytest
+
+devstack-up: install
+	$(PY) manage.py devstack up
+
+devstack-down:
+	$(PY) manage.py devstack down
+
+clean:
+	rm -rf var .pytest_cache .ruff_cache

@@ -1,0 +1,169 @@
+"""`./manage.py demo` (what `make demo` runs): the whole product on this machine, with live traffic.
+
+Starts two Kafka clusters and Redis, the web app, a Celery worker with beat, creates the demo
+mirror east -> west and produces records to it until Ctrl-C, which stops everything it started.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+from controlplane.infra import processes
+from controlplane.infra.paths import cache_dir
+from controlplane.infra.stack import Devstack
+from mirrors.models import Cluster, Mirror
+from mirrors.services import runtime
+from mirrors.services.mirrors import create_mirror
+from mirrors.services.redis_client import get_redis
+from mirrors.services.status import live_status
+
+ROOT = Path(settings.BASE_DIR)
+DEMO_TOPICS = {"orders": 6, "payments": 3}
+MIRROR = "east-to-west"
+
+
+class Command(BaseCommand):
+    help = "Run the demo: two Kafka clusters, Redis, web app, Celery worker and beat, a live mirror."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--port", type=int, default=int(os.environ.get("DEMO_PORT", "8000")))
+        parser.add_argument("--rate", type=int, default=200, help="records per second produced to the source")
+
+    def handle(self, *args, port: int, rate: int, **options):
+        signal.signal(signal.SIGTERM, _interrupt)
+        self.children: list[tuple[str, int, str]] = []
+        self.stack = Devstack.load(cache_dir() / "demo")
+        self.stop_traffic = threading.Event()
+        try:
+            self._run(port, rate)
+        except KeyboardInterrupt:
+            self.stdout.write("\nstopping ...")
+        finally:
+            self._shutdown()
+
+    def _run(self, port: int, rate: int) -> None:
+        self._step("starting Kafka clusters east and west, and Redis")
+        self.stack.up(["east", "west"])
+        settings.REDIS_URL = self.stack.redis_url
+        get_redis.cache_clear()
+        env = dict(os.environ, MIRRORPLANE_REDIS_URL=self.stack.redis_url,
+                   DJANGO_SETTINGS_MODULE="controlplane.settings")
+        self._step("preparing the database")
+        call_command("migrate", verbosity=0)
+        password = os.environ.get("DEMO_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
+        _ensure_admin(password)
+        self._prepare_mirror()
+
+        if processes.port_open(port):
+            port = processes.free_port()  # the preferred port is taken: use any free one
+        self._step(f"starting the web app on 127.0.0.1:{port}, the Celery worker and beat")
+        var = settings.VAR_DIR
+        self._spawn("web", [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+                    var / "demo-web.log", env, "runserver")
+        self._spawn("celery", [sys.executable, "-m", "celery", "-A", "controlplane", "worker", "--beat",
+                               "--pool", "solo", "--loglevel", "INFO", "-n", "demo@%h",
+                               "--schedule", str(var / "celerybeat-schedule")], var / "demo-celery.log", env, "celery")
+        threading.Thread(target=self._traffic, args=(rate,), daemon=True).start()
+        if not processes.wait_until(lambda: processes.port_open(port), 60):
+            raise SystemExit(f"the web app did not start: see {var / 'demo-web.log'}")
+
+        self.stdout.write(self.style.SUCCESS(
+            f"\nMirrorplane demo is up\n"
+            f"  dashboard:  http://127.0.0.1:{port}/\n"
+            f"  login:      admin / {password}\n"
+            f"  API:        http://127.0.0.1:{port}/api/v1/  (token: POST /api/v1/auth/token/)\n"
+            f"  clusters:   east {self.stack.clusters['east'].bootstrap_servers}, "
+            f"west {self.stack.clusters['west'].bootstrap_servers}\n"
+            f"  logs:       {var}/demo-*.log, {runtime.work_dir(MIRROR)}/driver.log\n"
+            f"Ctrl-C stops everything the demo started.\n"))
+        self._step("waiting for the mirror's Spark application to replicate (first start takes ~20 s)")
+        mirror = Mirror.objects.get(name=MIRROR)
+        reported = False
+        while True:
+            status = live_status(mirror)
+            records = ((status or {}).get("connectors", {}).get("source", {}).get("metrics", {})).get("records", 0)
+            if records and not reported:
+                self.stdout.write(self.style.SUCCESS(f"demo mirror {MIRROR} is replicating: {records} records copied"))
+                reported = True
+            time.sleep(2)
+
+    def _prepare_mirror(self) -> None:
+        east, west = self.stack.clusters["east"], self.stack.clusters["west"]
+        admin = AdminClient({"bootstrap.servers": east.bootstrap_servers})
+        for future in admin.create_topics([NewTopic(t, n, 1) for t, n in DEMO_TOPICS.items()]).values():
+            try:
+                future.result(30)
+            except Exception as error:
+                if "TOPIC_ALREADY_EXISTS" not in str(error):
+                    raise
+        for cluster in (east, west):
+            Cluster.objects.update_or_create(alias=cluster.alias,
+                                             defaults={"bootstrap_servers": cluster.bootstrap_servers})
+        if not Mirror.objects.filter(name=MIRROR).exists():
+            create_mirror(name=MIRROR, source=Cluster.objects.get(alias="east"),
+                          target=Cluster.objects.get(alias="west"), topics="orders, payments",
+                          connectors={"source": {"tasks_max": 2, "config": {"refresh.topics.interval.seconds": "30"}}})
+        else:
+            # New clusters on every run: bump the generation so the application restarts against them.
+            mirror = Mirror.objects.get(name=MIRROR)
+            mirror.generation += 1
+            mirror.save(update_fields=["generation"])
+
+    def _traffic(self, rate: int) -> None:
+        producer = Producer({"bootstrap.servers": self.stack.clusters["east"].bootstrap_servers, "linger.ms": 20})
+        sequence = 0
+        while not self.stop_traffic.is_set():
+            started = time.monotonic()
+            for _ in range(max(rate // 10, 1)):
+                topic = "orders" if sequence % 3 else "payments"
+                producer.produce(topic, key=f"customer-{sequence % 97}".encode(),
+                                 value=f'{{"seq": {sequence}, "amount": {sequence % 1000}}}'.encode(),
+                                 headers=[("source", b"demo")])
+                sequence += 1
+            producer.poll(0)
+            time.sleep(max(0.0, 0.1 - (time.monotonic() - started)))
+        producer.flush(5)
+
+    def _spawn(self, name: str, argv: list[str], log: Path, env: dict, marker: str) -> None:
+        self.children.append((name, processes.spawn(argv, log, env=env, cwd=ROOT).pid, marker))
+
+    def _shutdown(self) -> None:
+        self.stop_traffic.set()
+        for name, pid, marker in reversed(self.children):
+            if processes.terminate(pid, marker, grace_seconds=15):
+                self.stdout.write(f"stopped {name} (pid {pid})")
+        for name, app in runtime.running_apps().items():
+            runtime.stop(name, app)
+            self.stdout.write(f"stopped the Spark application of {name} (pids {sorted(app.groups)})")
+        for item in self.stack.down():
+            self.stdout.write(f"stopped {item}")
+
+    def _step(self, text: str) -> None:
+        self.stdout.write(f"[demo] {text}", ending="\n")
+        self.stdout.flush()
+
+
+def _interrupt(*_: object) -> None:
+    """SIGTERM ends the demo like Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
+def _ensure_admin(password: str) -> None:
+    user, _ = get_user_model().objects.get_or_create(username="admin", defaults={"is_staff": True,
+                                                                              "is_superuser": True})
+    user.is_staff = user.is_superuser = True
+    user.set_password(password)
+    user.save()

@@ -1,0 +1,106 @@
+"""Mirror endpoints: validation with the field named, defaults, generations. No broker needed."""
+
+import pytest
+
+from mirrors.models import Mirror
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def clusters(api):
+    for alias in ("east", "west"):
+        assert api.post("/api/v1/clusters/", {"alias": alias, "bootstrap_servers": f"{alias}:9092"},
+                        format="json").status_code == 201
+
+
+def post_mirror(api, **fields):
+    return api.post("/api/v1/mirrors/", {"name": "m1", "source": "east", "target": "west", **fields}, format="json")
+
+
+def test_mirror_defaults_follow_mm2(api, clusters):
+    response = post_mirror(api)
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["topics"] == ".*" and body["groups"] == ".*"
+    assert "__.*" in body["topics_exclude"]
+    assert body["replication_policy"] == "default" and body["separator"] == "."
+    assert set(body["connectors"]) == {"source", "checkpoint", "heartbeat"}
+    assert body["connectors"]["source"] == {
+        "tasks_max": 1, "state": "running", "auto_restart": {"enabled": True, "max_restarts": None}, "config": {},
+    }
+
+
+def test_unknown_cluster_alias_is_rejected(api, clusters):
+    response = post_mirror(api, source="nowhere")
+    assert response.status_code == 400
+    assert "unknown cluster alias 'nowhere'" in response.json()["source"][0]
+    assert not Mirror.objects.exists()
+
+
+@pytest.mark.parametrize("field", ["topics", "topics_exclude", "groups", "groups_exclude"])
+def test_invalid_regex_is_rejected(api, clusters, field):
+    response = post_mirror(api, **{field: "orders, pay(ments"})
+    assert response.status_code == 400
+    assert "pay(ments" in response.json()[field][0]
+    assert not Mirror.objects.exists()
+
+
+def test_source_and_target_must_differ(api, clusters):
+    response = post_mirror(api, target="east")
+    assert response.status_code == 400 and "target" in response.json()
+
+
+@pytest.mark.parametrize(("connectors", "field"), [
+    ({"mirror": {}}, None),
+    ({"source": {"tasks_max": 0}}, "tasks_max"),
+    ({"source": {"state": "sleeping"}}, "state"),
+    ({"heartbeat": {"auto_restart": {"max_restarts": -1}}}, "auto_restart"),
+    ({"source": {"config": {"nested": {"a": 1}}}}, "config"),
+])
+def test_bad_connector_specs_are_rejected(api, clusters, connectors, field):
+    response = post_mirror(api, connectors=connectors)
+    assert response.status_code == 400
+    errors = response.json()["connectors"]
+    if field:
+        assert field in next(iter(errors.values()))
+    assert not Mirror.objects.exists()
+
+
+def test_malformed_body_is_a_400_not_a_500(api, clusters):
+    response = api.post("/api/v1/mirrors/", "{not json", content_type="application/json")
+    assert response.status_code == 400
+
+
+def test_configuration_changes_bump_the_generation_but_desired_states_do_not(api, clusters):
+    post_mirror(api, topics="orders")
+    response = api.patch("/api/v1/mirrors/m1/", {"connectors": {"source": {"state": "paused"}}}, format="json")
+    assert response.status_code == 200
+    assert response.json()["generation"] == 1
+    assert response.json()["connectors"]["source"]["state"] == "paused"
+    response = api.patch("/api/v1/mirrors/m1/", {"topics": "orders, payments"}, format="json")
+    assert response.json()["generation"] == 2
+    response = api.patch("/api/v1/mirrors/m1/", {"connectors": {"source": {"config": {"batch.max.records": 10}}}},
+                         format="json")
+    assert response.json()["generation"] == 3
+    assert response.json()["connectors"]["source"]["config"] == {"batch.max.records": "10"}
+
+
+def test_mirror_cannot_be_renamed(api, clusters):
+    post_mirror(api)
+    response = api.patch("/api/v1/mirrors/m1/", {"name": "m2"}, format="json")
+    assert response.status_code == 400 and "name" in response.json()
+
+
+def test_status_of_a_new_mirror(api, clusters, settings):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens: live progress is simply absent
+    from mirrors.services.redis_client import get_redis
+
+    get_redis.cache_clear()
+    post_mirror(api)
+    body = api.get("/api/v1/mirrors/m1/status/").json()
+    get_redis.cache_clear()
+    assert body["application"]["state"] == "not_running"
+    assert body["progress"] is None
+    assert {kind: c["state"] for kind, c in body["connectors"].items()} == {
+        "source": "UNASSIGNED", "checkpoint": "UNASSIGNED", "heartbeat": "UNASSIGNED"}
