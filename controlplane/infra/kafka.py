@@ -62,7 +62,19 @@ class KafkaCluster:
 
     # -- lifecycle ---------------------------------------------------------------------
 
-    def start(self, heap: str = "512m", timeout: float = 60.0) -> None:
+    def start(self, heap: str = "512m", timeout: float = 60.0, attempts: int = 2) -> None:
+        """Start and wait until the broker answers; on failure retry on fresh ports (a port picked
+        as free can be taken by another process before the JVM binds it)."""
+        for attempt in range(1, attempts + 1):
+            try:
+                self._start_once(heap, timeout)
+                return
+            except RuntimeError:
+                if attempt == attempts:
+                    raise
+                self.port, self.controller_port = processes.free_ports(2)
+
+    def _start_once(self, heap: str, timeout: float) -> None:
         home = Path(self.home)
         data = home / "data"
         home.mkdir(parents=True, exist_ok=True)
@@ -143,12 +155,8 @@ class KafkaCluster:
 
 
 def new_cluster(alias: str, root: Path) -> KafkaCluster:
-    return KafkaCluster(
-        alias=alias,
-        home=str(root / f"kafka-{alias}"),
-        port=processes.free_port(),
-        controller_port=processes.free_port(),
-    )
+    port, controller_port = processes.free_ports(2)
+    return KafkaCluster(alias=alias, home=str(root / f"kafka-{alias}"), port=port, controller_port=controller_port)
 
 
 def _tail(path: Path, lines: int = 30) -> str:

@@ -6,7 +6,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
@@ -42,6 +42,7 @@ def produce(bootstrap: str, topic: str, records: dict[int, list[Record]]) -> Non
 
 
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    """End offset per partition; {} while the topic does not exist or has no leaders yet."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "mirrorplane-tests-watermarks"})
     try:
         metadata = consumer.list_topics(topic, timeout=10).topics.get(topic)
@@ -49,6 +50,11 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
             return {}
         return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
                 for p in metadata.partitions}
+    except KafkaException as error:
+        if error.args[0].code() in (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,
+                                    KafkaError.UNKNOWN_TOPIC_OR_PART):
+            return {}
+        raise
     finally:
         consumer.close()
 

@@ -11,8 +11,10 @@ from controlplane.infra import processes
 
 
 def manage(*args, env):
-    return subprocess.run([sys.executable, "manage.py", "devstack", *args], capture_output=True, text=True,
-                          env=env, check=True, timeout=180).stdout
+    result = subprocess.run([sys.executable, "manage.py", "devstack", *args], capture_output=True, text=True,
+                            env=env, check=False, timeout=180)
+    assert result.returncode == 0, f"devstack {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
 
 
 def test_devstack_up_status_down(tmp_path):
