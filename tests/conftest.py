@@ -16,3 +16,23 @@ def api(admin_user) -> APIClient:
     token, _ = Token.objects.get_or_create(user=admin_user)
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     return client
+
+
+_FIGURES: list[str] = []
+
+
+@pytest.fixture
+def figures(request):
+    """Record a measured figure; all of them are printed at the end of the run (and in CI's log)."""
+
+    def record(text: str) -> None:
+        _FIGURES.append(f"{request.node.name}: {text}")
+
+    return record
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _FIGURES:
+        terminalreporter.section("measured figures")
+        for line in _FIGURES:
+            terminalreporter.write_line(line)

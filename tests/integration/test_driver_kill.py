@@ -18,7 +18,7 @@ RECORDS = 200_000
 PARTITIONS = 3
 
 
-def test_killed_driver_is_resubmitted_and_nothing_is_lost(api, devstack, control_plane, unique):
+def test_killed_driver_is_resubmitted_and_nothing_is_lost(api, devstack, control_plane, unique, figures):
     topic = f"backfill-{unique}"
     name = f"kill-{unique}"
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
@@ -67,6 +67,6 @@ def test_killed_driver_is_resubmitted_and_nothing_is_lost(api, devstack, control
         unique_in_order = list(dict.fromkeys(keys))
         duplicates += len(keys) - len(unique_in_order)
         assert unique_in_order == [r.key for r in expected[partition]], f"partition {partition} lost or reordered"
-    print(f"\n[kill] driver killed after {copied_at_kill} of {RECORDS} records; resubmitted after "
+    figures(f"driver killed after {copied_at_kill} of {RECORDS} records; resubmitted after "
           f"{resubmitted_after:.1f}s; {total} records on the target, {duplicates} duplicates")
     assert sum(len(items) for items in received.values()) == total == RECORDS + duplicates

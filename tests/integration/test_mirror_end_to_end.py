@@ -47,7 +47,7 @@ def wait_for_status(api, name: str, predicate, timeout: float) -> dict:
     raise AssertionError(f"status condition not reached within {timeout}s; last status: {status}")
 
 
-def test_records_arrive_in_order_and_byte_identical(api, devstack, control_plane, unique):
+def test_records_arrive_in_order_and_byte_identical(api, devstack, control_plane, unique, figures):
     topic = f"orders-{unique}"
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
     kafka_tools.create_topic(east, topic, PARTITIONS)
@@ -64,7 +64,7 @@ def test_records_arrive_in_order_and_byte_identical(api, devstack, control_plane
 
     received = kafka_tools.consume_all(west, f"east.{topic}", RECORDS, timeout=60)
     elapsed = time.monotonic() - created
-    print(f"\n[e2e] {RECORDS} records on the target {elapsed:.1f}s after the mirror was created")
+    figures(f"{RECORDS} records on the target {elapsed:.1f}s after the mirror was created")
 
     assert sorted(received) == list(range(PARTITIONS)), "remote topic keeps the source's partitions"
     for partition in range(PARTITIONS):
