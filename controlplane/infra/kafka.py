@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from controlplane.infra import maven, processes
@@ -42,6 +42,7 @@ class KafkaCluster:
     cluster_id: str = field(default_factory=lambda: base64.urlsafe_b64encode(uuid.uuid4().bytes).decode()[:22])
     pid: int = 0
     extra_listeners: dict[str, dict] = field(default_factory=dict)
+    _process: subprocess.Popen | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def bootstrap_servers(self) -> str:
@@ -53,11 +54,12 @@ class KafkaCluster:
         return str(Path(self.home) / "server.properties")
 
     def to_dict(self) -> dict:
-        return asdict(self) | {"bootstrap_servers": self.bootstrap_servers}
+        state = {name: getattr(self, name) for name in self.__dataclass_fields__ if not name.startswith("_")}
+        return state | {"bootstrap_servers": self.bootstrap_servers}
 
     @classmethod
     def from_dict(cls, data: dict) -> KafkaCluster:
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and not k.startswith("_")}
         return cls(**fields)
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -70,6 +72,7 @@ class KafkaCluster:
                 self._start_once(heap, timeout)
                 return
             except RuntimeError:
+                self._kill_attempt()  # never two brokers on one data directory
                 if attempt == attempts:
                     raise
                 self.port, self.controller_port = processes.free_ports(2)
@@ -82,7 +85,10 @@ class KafkaCluster:
         (home / "log4j2.yaml").write_text(_LOG4J2.format(log=home / "broker.log"))
         classpath = os.pathsep.join(str(jar) for jar in maven.kafka_broker_classpath())
         java = shutil.which("java") or "java"
-        if not (data / "meta.properties").exists():
+        meta = data / "meta.properties"
+        if meta.exists():  # a reused data directory keeps the cluster id it was formatted with
+            self.cluster_id = _property(meta, "cluster.id") or self.cluster_id
+        else:
             subprocess.run(
                 [java, "-cp", classpath, "kafka.tools.StorageTool", "format",
                  "-t", self.cluster_id, "-c", str(home / "server.properties"), "--ignore-formatted"],
@@ -94,16 +100,24 @@ class KafkaCluster:
             f"-Dlog4j2.configurationFile={home / 'log4j2.yaml'}",
             "-cp", classpath, "kafka.Kafka", str(home / "server.properties"),
         ]
-        self.pid = processes.spawn(argv, home / "stdout.log").pid
+        self._process = processes.spawn(argv, home / "stdout.log")
+        self.pid = self._process.pid
         if not processes.wait_until(self.ready, timeout, interval=0.3):
             tail = _tail(home / "stdout.log") + _tail(home / "broker.log")
-            self.stop()
             raise RuntimeError(f"Kafka cluster {self.alias!r} did not answer within {timeout:.0f}s:\n{tail}")
+
+    def _kill_attempt(self) -> None:
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait(30)
 
     def ready(self) -> bool:
         """True once the broker answers a metadata request."""
-        if not processes.is_alive(self.pid, self.marker):
-            raise RuntimeError(f"Kafka cluster {self.alias!r} exited:\n{_tail(Path(self.home) / 'stdout.log')}")
+        exited = self._process.poll() is not None if self._process else not self.running()
+        if exited:
+            log = _tail(Path(self.home) / "stdout.log") + _tail(Path(self.home) / "broker.log", 8)
+            raise RuntimeError(f"Kafka cluster {self.alias!r} exited:\n{log}")
         if not processes.port_open(self.port):
             return False
         from confluent_kafka.admin import AdminClient
@@ -157,6 +171,14 @@ class KafkaCluster:
 def new_cluster(alias: str, root: Path) -> KafkaCluster:
     port, controller_port = processes.free_ports(2)
     return KafkaCluster(alias=alias, home=str(root / f"kafka-{alias}"), port=port, controller_port=controller_port)
+
+
+def _property(path: Path, key: str) -> str | None:
+    for line in path.read_text().splitlines():
+        name, sep, value = line.partition("=")
+        if sep and name.strip() == key:
+            return value.strip()
+    return None
 
 
 def _tail(path: Path, lines: int = 30) -> str:

@@ -69,13 +69,30 @@ def cmdline(pid: int) -> str:
         return ""
 
 
+def exists(pid: int) -> bool:
+    """True while `pid` is a process that has not exited (zombies count as exited)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in {"Z", "X"}
+
+
 def is_alive(pid: int, marker: str = "") -> bool:
     """True when `pid` runs and, if `marker` is given, its command line contains it.
 
-    The marker guards against a recycled pid: we only ever signal processes we started.
+    The marker guards against a recycled pid: we only ever signal processes we started. While a
+    process is inside execve (launchers such as `java` and `spark-submit` re-exec themselves) its
+    command line reads empty for a moment, so an empty read is retried before calling it dead.
     """
-    line = cmdline(pid)
-    return bool(line) and marker in line
+    for _ in range(20):
+        line = cmdline(pid)
+        if line:
+            return marker in line
+        if not exists(pid):
+            return False
+        time.sleep(0.05)
+    return False
 
 
 def find_processes(marker: str) -> list[int]:

@@ -63,7 +63,7 @@ class Reconciler:
             mirror.generation,
             {kind: channel.ConnectorDesired(c.desired_state, c.restart_token) for kind, c in connectors.items()},
         ))
-        app = self._one_driver(mirror.name, app, deployment)
+        app = self._one_driver(mirror.name, app.with_known_driver(deployment.pid), deployment)
         status = channel.read_status(self.redis, mirror.name)
         if status and status.get("generation") != mirror.generation:
             status = None  # the old configuration's application is on its way out
@@ -181,6 +181,8 @@ class Reconciler:
                 connector.next_restart_at = None
         connector.state, connector.error, connector.tasks = state, error, tasks
         connector.save(update_fields=["state", "error", "tasks", "state_changed_at", "next_restart_at"])
+        if state == ConnectorState.FAILED:
+            self._auto_restart(connector, now)  # schedule the first restart without waiting a pass
 
 
 def _snapshot(deployment: Deployment) -> tuple:

@@ -40,8 +40,22 @@ class AppProcesses:
         """Processes whose submission's leader is gone (e.g. a Python driver whose JVM was killed)."""
         return sorted(pid for pgid, pids in self.groups.items() if pgid not in pids for pid in pids)
 
+    def with_known_driver(self, pid: int | None) -> AppProcesses:
+        """Count the driver we launched even if its command line could not be read just now
+        (it is between two execs of spark-submit's launcher chain)."""
+        if pid and pid not in self.drivers and processes.exists(pid) and _group_of(pid) == pid:
+            self.groups.setdefault(pid, []).append(pid)
+        return self
+
     def without(self, keep: int) -> AppProcesses:
         return AppProcesses({pgid: pids for pgid, pids in self.groups.items() if pgid != keep})
+
+
+def _group_of(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
 
 
 def mirrors_dir() -> Path:

@@ -20,9 +20,9 @@ def manage(*args, env):
 def test_devstack_up_status_down(tmp_path):
     env = {**os.environ, "MIRRORPLANE_DEVSTACK_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "controlplane.settings"}
     env.pop("MIRRORPLANE_REDIS_URL", None)
-    manage("up", "--clusters", "alpha,beta", env=env)
-    status = json.loads(manage("status", "--json", env=env))
     try:
+        manage("up", "--clusters", "alpha,beta", env=env)
+        status = json.loads(manage("status", "--json", env=env))
         assert set(status["clusters"]) == {"alpha", "beta"}
         ids = set()
         for cluster in status["clusters"].values():

@@ -22,7 +22,6 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from controlplane.infra import processes
-from controlplane.infra.paths import cache_dir
 from controlplane.infra.stack import Devstack
 from mirrors.models import Cluster, Mirror
 from mirrors.services import runtime
@@ -45,7 +44,8 @@ class Command(BaseCommand):
     def handle(self, *args, port: int, rate: int, **options):
         signal.signal(signal.SIGTERM, _interrupt)
         self.children: list[tuple[str, int, str]] = []
-        self.stack = Devstack.load(cache_dir() / "demo")
+        # Beside the demo's database and checkpoints, so a second run continues where the first stopped.
+        self.stack = Devstack.load(settings.VAR_DIR / "demo-stack")
         self.stop_traffic = threading.Event()
         try:
             self._run(port, rate)

@@ -1,0 +1,28 @@
+import pytest
+from django.test import Client
+
+from mirrors.models import Cluster
+from mirrors.services.mirrors import create_mirror
+
+pytestmark = pytest.mark.django_db
+
+
+def test_dashboard_needs_a_login(client: Client):
+    response = client.get("/")
+    assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+def test_dashboard_lists_mirrors_with_connector_states(client: Client, admin_user):
+    east = Cluster.objects.create(alias="east", bootstrap_servers="e:1")
+    west = Cluster.objects.create(alias="west", bootstrap_servers="w:1")
+    create_mirror(name="east-to-west", source=east, target=west)
+    client.force_login(admin_user)
+    page = client.get("/").content.decode()
+    assert "east-to-west" in page and "east → west" in page
+    assert page.count("UNASSIGNED") == 3
+
+
+def test_login_form_logs_in(client: Client, admin_user):
+    response = client.post("/login/", {"username": "admin", "password": "admin-password-123"})
+    assert response.status_code == 302
+    assert client.get("/").status_code == 200

@@ -1,0 +1,191 @@
+"""The reconcile pass against a fake process table and an in-memory Redis: its rules, fast."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from mirrors.models import Cluster, Connector, Deployment
+from mirrors.services import reconcile as reconcile_module
+from mirrors.services import runtime
+from mirrors.services.mirrors import create_mirror, update_mirror
+from mirrors.services.reconcile import Reconciler, backoff_seconds
+from spark_runtime import channel
+
+pytestmark = pytest.mark.django_db
+
+
+class FakeRedis:
+    def __init__(self):
+        self.data: dict[str, bytes] = {}
+
+    def get(self, key):
+        return self.data.get(key)
+
+    def set(self, key, value, ex=None):
+        self.data[key] = value.encode() if isinstance(value, str) else value
+
+    def delete(self, key):
+        self.data.pop(key, None)
+
+
+class FakeProcesses:
+    """Stands in for the process table and spark-submit."""
+
+    def __init__(self, monkeypatch):
+        self.apps: dict[str, runtime.AppProcesses] = {}
+        self.submitted: list[str] = []
+        self.stopped: list[tuple[str, list[int]]] = []
+        self.next_pid = 1000
+        monkeypatch.setattr(runtime, "running_apps", lambda: {k: v for k, v in self.apps.items() if v.groups})
+        monkeypatch.setattr(runtime, "submit", self.submit)
+        monkeypatch.setattr(runtime, "stop", self.stop)
+        monkeypatch.setattr(reconcile_module.processes, "reap", lambda pid: None)
+        monkeypatch.setattr(runtime, "_group_of", lambda pid: None)  # fake pids are never real processes
+
+    def submit(self, mirror):
+        self.next_pid += 1
+        self.apps[mirror.name] = runtime.AppProcesses({self.next_pid: [self.next_pid, self.next_pid + 1]})
+        self.submitted.append(mirror.name)
+        return self.next_pid
+
+    def stop(self, name, app):
+        self.stopped.append((name, sorted(app.groups)))
+        current = self.apps.get(name)
+        if current:
+            for pgid in list(app.groups):
+                current.groups.pop(pgid, None)
+
+    def kill(self, name):
+        self.apps[name] = runtime.AppProcesses()
+
+
+@pytest.fixture
+def world(monkeypatch):
+    fake = FakeProcesses(monkeypatch)
+    redis = FakeRedis()
+    east = Cluster.objects.create(alias="east", bootstrap_servers="east:9092")
+    west = Cluster.objects.create(alias="west", bootstrap_servers="west:9092")
+    mirror = create_mirror(name="m", source=east, target=west)
+    return fake, redis, mirror
+
+
+def publish(redis, mirror, state="RUNNING", generation=None, restart=0):
+    status = {"generation": generation or mirror.generation, "connectors": {
+        kind: {"state": state, "error": None, "tasks": [{"id": 0, "state": state}], "restart": restart}
+        for kind in ("source", "heartbeat")}}
+    channel.publish_status(redis, mirror.name, status)
+
+
+def test_submits_once_and_publishes_the_desired_state(world):
+    fake, redis, mirror = world
+    Reconciler(redis).run()
+    Reconciler(redis).run()
+    assert fake.submitted == ["m"]
+    desired = channel.read_desired(redis, "m")
+    assert desired.generation == 1 and desired.connectors["source"].state == "running"
+    assert Deployment.objects.get(mirror_name="m").state == "starting"
+
+
+def test_observed_state_comes_from_the_application(world):
+    fake, redis, mirror = world
+    Reconciler(redis).run()
+    publish(redis, mirror)
+    Reconciler(redis).run()
+    states = dict(Connector.objects.values_list("kind", "state"))
+    assert states == {"source": "RUNNING", "heartbeat": "RUNNING", "checkpoint": "UNASSIGNED"}
+    assert Deployment.objects.get(mirror_name="m").state == "running"
+
+
+def test_a_dead_driver_is_resubmitted_after_backoff(world):
+    fake, redis, mirror = world
+    Reconciler(redis).run()
+    fake.kill("m")
+    Reconciler(redis).run()
+    deployment = Deployment.objects.get(mirror_name="m")
+    assert deployment.state == "backoff" and deployment.consecutive_failures == 1
+    assert "exited unexpectedly" in deployment.last_error
+    assert Connector.objects.get(kind="source").state == "RESTARTING"
+    Deployment.objects.filter(pk=deployment.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+    Reconciler(redis).run()
+    assert fake.submitted == ["m", "m"]
+    assert Deployment.objects.get(mirror_name="m").submissions == 2
+
+
+def test_extra_drivers_are_stopped_keeping_the_known_one(world):
+    fake, redis, mirror = world
+    Reconciler(redis).run()
+    known = Deployment.objects.get(mirror_name="m").pid
+    fake.apps["m"].groups[5000] = [5000]
+    fake.apps["m"].groups[6000] = [6001]  # a leftover whose leader died
+    Reconciler(redis).run()
+    assert ("m", [5000, 6000]) in fake.stopped
+    assert list(fake.apps["m"].groups) == [known]
+
+
+def test_stopping_every_connector_stops_the_application_without_counting_a_failure(world):
+    fake, redis, mirror = world
+    Reconciler(redis).run()
+    update_mirror(mirror, connectors={k: {"state": "stopped"} for k in ("source", "checkpoint", "heartbeat")})
+    Reconciler(redis).run()
+    assert fake.stopped and not fake.apps["m"].groups
+    deployment = Deployment.objects.get(mirror_name="m")
+    assert deployment.state == "not_running" and deployment.consecutive_failures == 0
+    assert set(Connector.objects.values_list("state", flat=True)) == {"STOPPED"}
+
+
+def test_a_new_generation_replaces_the_application_without_a_failure(world):
+    fake, redis, mirror = world
+    Reconciler(redis).run()
+    mirror = update_mirror(mirror, topics="orders")
+    assert mirror.generation == 2
+    Reconciler(redis).run()  # the old application reads generation 2 and exits by itself
+    assert json.loads(redis.get(channel.desired_key("m")))["generation"] == 2
+    fake.kill("m")
+    Reconciler(redis).run()
+    assert fake.submitted == ["m", "m"]
+    deployment = Deployment.objects.get(mirror_name="m")
+    assert deployment.consecutive_failures == 0 and deployment.generation == 2
+
+
+def test_deleted_mirror_is_stopped_and_forgotten(world):
+    fake, redis, mirror = world
+    Reconciler(redis).run()
+    mirror.delete()
+    Reconciler(redis).run()
+    assert fake.stopped[0][0] == "m"
+    assert not Deployment.objects.exists()
+    assert redis.get(channel.desired_key("m")) is None
+
+
+def test_failed_connector_is_restarted_with_a_new_token_after_backoff(world):
+    fake, redis, mirror = world
+    Reconciler(redis).run()
+    publish(redis, mirror, state="FAILED")
+    Reconciler(redis).run()
+    source = Connector.objects.get(kind="source")
+    assert source.state == "FAILED" and source.next_restart_at is not None
+    Connector.objects.filter(pk=source.pk).update(next_restart_at=timezone.now() - timedelta(seconds=1))
+    Reconciler(redis).run()
+    source.refresh_from_db()
+    assert source.restart_token == 1 and source.restarts == 1
+    assert channel.read_desired(redis, "m").connectors["source"].restart == 1
+    assert source.state == "RESTARTING", "until the application acknowledges the new token"
+
+
+def test_max_restarts_leaves_the_connector_failed(world):
+    fake, redis, mirror = world
+    Connector.objects.filter(kind="source").update(max_restarts=0)
+    Reconciler(redis).run()
+    publish(redis, mirror, state="FAILED")
+    Reconciler(redis).run()
+    Reconciler(redis).run()
+    source = Connector.objects.get(kind="source")
+    assert source.state == "FAILED" and source.restarts == 0 and source.next_restart_at is None
+
+
+def test_backoff_doubles_up_to_a_minute():
+    assert [backoff_seconds(n) for n in (1, 2, 3, 4, 7, 20)] == [1, 2, 4, 8, 60, 60]
