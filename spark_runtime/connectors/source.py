@@ -13,6 +13,7 @@ from spark_runtime.admin import KafkaAdmin
 from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.base import Connector
 from spark_runtime.filters import DEFAULT_CONFIG_PROPERTIES_EXCLUDE, config_property_filter
+from spark_runtime.offset_syncs import OffsetSyncs
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ class SourceConnector(Connector):
         self.topics: dict[str, int] = {}  # replicated source topic -> partitions
         self.next_refresh = 0.0
         self._lock = threading.Lock()
+        self.offset_syncs = OffsetSyncs(config, source_admin, target_admin)
         self.metrics = {"records": 0, "bytes": 0, "batches": 0, "last_batch": None}
         self.partitions: dict[str, dict] = {}  # "topic:partition" -> offsets
 
@@ -62,10 +64,12 @@ class SourceConnector(Connector):
     def _start(self) -> None:
         self.topics = self._discover()
         self._ensure_remote_topics(self.topics)
+        self.offset_syncs.start()
         self._start_query()
 
     def _halt(self) -> None:
         self._stop_query()
+        self.offset_syncs.stop()
 
     def _tick(self) -> None:
         if self.query is not None and not self.query.isActive:
@@ -145,10 +149,14 @@ class SourceConnector(Connector):
         writer = jvm.io.mirrorplane.spark.KafkaMirrorWriter
         tasks = self.settings.tasks_max
 
+        max_lag = self.offset_syncs.max_offset_lag
+
         def write_batch(batch: Any, batch_id: int) -> None:
             started = time.monotonic()
-            summaries = writer.write(batch._jdf, producer, remote, tasks)
-            self._record(batch_id, list(summaries), time.monotonic() - started)
+            lines = list(writer.write(batch._jdf, producer, remote, tasks, max_lag,
+                                      _java_map(jvm, self.offset_syncs.state)))
+            self.offset_syncs.absorb(lines)
+            self._record(batch_id, [line for line in lines if line.startswith("P\t")], time.monotonic() - started)
 
         self.query = (
             reader.load().writeStream.queryName(f"{self.config.name}-source")
@@ -168,7 +176,7 @@ class SourceConnector(Connector):
         records = bytes_ = 0
         with self._lock:
             for line in summaries:
-                topic, partition, _first, last, downstream, count, size = line.split("\t")
+                _, topic, partition, _first, last, downstream, count, size = line.split("\t")
                 records += int(count)
                 bytes_ += int(size)
                 self.partitions[f"{topic}:{partition}"] = {
@@ -193,7 +201,7 @@ class SourceConnector(Connector):
         with self._lock:
             return super().status() | {
                 "topics": sorted(self.topics),
-                "metrics": dict(self.metrics),
+                "metrics": dict(self.metrics) | {"offset_syncs": self.offset_syncs.emitted},
                 "partitions": sorted(self.partitions.values(), key=lambda p: (p["topic"], p["partition"])),
             }
 

@@ -89,3 +89,23 @@ def consume_all(bootstrap: str, topic: str, expected: int, timeout: float) -> di
     finally:
         consumer.close()
     return dict(received)
+
+
+def read_topic(bootstrap: str, topic: str, timeout: float = 30) -> dict[int, list[tuple[int, Record]]]:
+    """Every record currently in `topic` (up to its end offsets), with its offset, per partition."""
+    ends = wait_for_topic(bootstrap, topic, timeout)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"read-{topic}-{time.time()}",
+                         "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, p, 0) for p, end in ends.items() if end > 0])
+    records: dict[int, list[tuple[int, Record]]] = defaultdict(list)
+    deadline = time.monotonic() + timeout
+    try:
+        while sum(len(r) for r in records.values()) < sum(ends.values()) and time.monotonic() < deadline:
+            for message in consumer.consume(10_000, timeout=0.5):
+                if message.error() or message.offset() >= ends[message.partition()]:
+                    continue
+                records[message.partition()].append((message.offset(), Record(
+                    message.key(), message.value(), tuple(message.headers() or ()), message.timestamp()[1])))
+    finally:
+        consumer.close()
+    return dict(records)

@@ -24,9 +24,13 @@ import org.apache.spark.sql.Row;
 /**
  * Writes one micro-batch read by Spark's Kafka source to the remote topics, record by record,
  * keeping each record's partition, key, value, headers and timestamp (Spark's own Kafka sink
- * drops the timestamp). Records never leave the JVM. Returns one summary line per source
- * topic-partition: the upstream offsets written and the downstream offset of the last one,
- * which is what MM2's offset syncs are made of.
+ * drops the timestamp). Records never leave the JVM.
+ *
+ * <p>It also applies MirrorMaker 2's offset-sync rule (MirrorSourceTask's PartitionState) to every
+ * acknowledged record, where the real downstream offset is known. Returned lines, per source
+ * topic-partition: "P" progress (first upstream, last upstream, last downstream, records, bytes),
+ * "S" offset syncs to emit (upstream, downstream), and "T" the sync state to pass to the next batch
+ * (previous upstream, previous downstream, last synced downstream).
  */
 public final class KafkaMirrorWriter {
 
@@ -37,7 +41,8 @@ public final class KafkaMirrorWriter {
 
     /** Entry point called by the Python driver from foreachBatch. */
     public static List<String> write(Dataset<Row> batch, Map<String, String> producerConfig,
-                                     Map<String, String> remoteTopics, int tasks) {
+                                     Map<String, String> remoteTopics, int tasks, long maxOffsetLag,
+                                     Map<String, String> syncState) {
         final HashMap<String, String> config = new HashMap<>(producerConfig);
         final HashMap<String, String> topics = new HashMap<>(remoteTopics);
         Dataset<Row> rows = batch.select("topic", "partition", "offset", "timestamp", "key", "value", "headers");
@@ -45,11 +50,13 @@ public final class KafkaMirrorWriter {
             // Coalesce keeps each Kafka partition whole and in order: no shuffle.
             rows = rows.coalesce(tasks);
         }
-        return rows.toJavaRDD().mapPartitions(it -> writePartition(it, config, topics)).collect();
+        final HashMap<String, String> state = new HashMap<>(syncState);
+        return rows.toJavaRDD().mapPartitions(it -> writePartition(it, config, topics, maxOffsetLag, state)).collect();
     }
 
     static Iterator<String> writePartition(Iterator<Row> rows, Map<String, String> config,
-                                           Map<String, String> topics) {
+                                           Map<String, String> topics, long maxOffsetLag,
+                                           Map<String, String> syncState) {
         KafkaProducer<byte[], byte[]> producer = PRODUCERS.computeIfAbsent(config, KafkaMirrorWriter::newProducer);
         AtomicReference<Exception> failure = new AtomicReference<>();
         Map<String, Progress> progress = new LinkedHashMap<>();
@@ -66,7 +73,8 @@ public final class KafkaMirrorWriter {
             byte[] value = row.isNullAt(5) ? null : (byte[]) row.get(5);
             ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(
                 remote, partition, timestampMillis(row.get(3)), key, value, headers(row));
-            Progress p = progress.computeIfAbsent(topic + "\t" + partition, k -> new Progress(offset));
+            Progress p = progress.computeIfAbsent(topic + "\t" + partition,
+                k -> new Progress(offset, maxOffsetLag, syncState.get(k)));
             p.records++;
             p.bytes += (key == null ? 0 : key.length) + (value == null ? 0 : value.length);
             p.lastUpstream = offset;
@@ -74,7 +82,7 @@ public final class KafkaMirrorWriter {
                 if (error != null) {
                     failure.compareAndSet(null, error);
                 } else {
-                    p.acknowledged(metadata.offset());
+                    p.acknowledged(offset, metadata.offset());
                 }
             });
         }
@@ -83,10 +91,15 @@ public final class KafkaMirrorWriter {
         if (error != null) {
             throw new IllegalStateException("producing to the target cluster failed: " + error, error);
         }
-        List<String> summaries = new ArrayList<>(progress.size());
-        progress.forEach((tp, p) -> summaries.add(
-            tp + "\t" + p.firstUpstream + "\t" + p.lastUpstream + "\t" + p.lastDownstream
-                + "\t" + p.records + "\t" + p.bytes));
+        List<String> summaries = new ArrayList<>();
+        progress.forEach((tp, p) -> {
+            summaries.add("P\t" + tp + "\t" + p.firstUpstream + "\t" + p.lastUpstream + "\t" + p.lastDownstream()
+                + "\t" + p.records + "\t" + p.bytes);
+            for (long[] sync : p.syncs()) {
+                summaries.add("S\t" + tp + "\t" + sync[0] + "\t" + sync[1]);
+            }
+            summaries.add("T\t" + tp + "\t" + p.state());
+        });
         return summaries.iterator();
     }
 
@@ -129,18 +142,51 @@ public final class KafkaMirrorWriter {
 
     private static final class Progress implements Serializable {
         final long firstUpstream;
-        long lastUpstream;
-        volatile long lastDownstream = -1;
+        final long maxOffsetLag;
+        long lastUpstream = -1;
         long records;
         long bytes;
+        // MM2's PartitionState, updated in acknowledgement order (the send order of one partition).
+        private long previousUpstream = -1;
+        private long previousDownstream = -1;
+        private long lastSyncDownstream = -1;
+        private final List<long[]> syncs = new ArrayList<>();
 
-        Progress(long firstUpstream) {
+        Progress(long firstUpstream, long maxOffsetLag, String state) {
             this.firstUpstream = firstUpstream;
+            this.maxOffsetLag = maxOffsetLag;
+            if (state != null) {
+                String[] parts = state.split("\t");
+                previousUpstream = Long.parseLong(parts[0]);
+                previousDownstream = Long.parseLong(parts[1]);
+                lastSyncDownstream = Long.parseLong(parts[2]);
+            }
         }
 
-        /** Acknowledgements of one partition arrive in send order, so the highest is the last record's. */
-        synchronized void acknowledged(long downstream) {
-            lastDownstream = Math.max(lastDownstream, downstream);
+        synchronized void acknowledged(long upstream, long downstream) {
+            boolean noPreviousSync = previousUpstream == -1;
+            // a translated offset lands one past its sync, hence the + 1
+            boolean translationTooStale = downstream - (lastSyncDownstream + 1) >= maxOffsetLag;
+            boolean skippedUpstreamRecord = upstream - previousUpstream != 1;
+            boolean truncatedDownstream = downstream < previousDownstream;
+            if (noPreviousSync || translationTooStale || skippedUpstreamRecord || truncatedDownstream) {
+                lastSyncDownstream = downstream;
+                syncs.add(new long[] {upstream, downstream});
+            }
+            previousUpstream = upstream;
+            previousDownstream = downstream;
+        }
+
+        synchronized long lastDownstream() {
+            return previousDownstream;
+        }
+
+        synchronized List<long[]> syncs() {
+            return new ArrayList<>(syncs);
+        }
+
+        synchronized String state() {
+            return previousUpstream + "\t" + previousDownstream + "\t" + lastSyncDownstream;
         }
     }
 }
