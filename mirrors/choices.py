@@ -22,6 +22,7 @@ class SaslMechanism(models.TextChoices):
 class ReplicationPolicy(models.TextChoices):
     DEFAULT = "default"
     IDENTITY = "identity"
+    LEGACY = "legacy", "legacy (MM1 emulation)"
 
 
 class ConnectorKind(models.TextChoices):

@@ -5,7 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewPartitions, NewTopic, ResourceType
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    NewPartitions,
+    NewTopic,
+    ResourceType,
+)
 
 from spark_runtime.connection import ClusterConnection
 
@@ -54,6 +63,17 @@ class KafkaAdmin:
             raise ClusterError(self._reason(error)) from error
         return {name: len(topic.partitions) for name, topic in metadata.topics.items() if not topic.error}
 
+    def partition_counts(self, topics: list[str]) -> dict[str, int]:
+        """Partition counts of just these topics (one metadata request, cheap enough per batch)."""
+        if not topics:
+            return {}
+        try:
+            metadata = self.client.list_topics(timeout=self.timeout)
+        except Exception as error:
+            raise ClusterError(self._reason(error)) from error
+        return {t: len(metadata.topics[t].partitions) for t in topics
+                if t in metadata.topics and not metadata.topics[t].error}
+
     def topic_configs(self, topics: list[str]) -> dict[str, dict[str, str]]:
         """Properties set on each topic itself (not broker or static defaults)."""
         if not topics:
@@ -72,6 +92,27 @@ class KafkaAdmin:
                 if _source(entry) == ConfigSource.DYNAMIC_TOPIC_CONFIG.value and entry.value is not None
             }
         return configs
+
+    def alter_topic_configs(self, changes: dict[str, dict[str, str | None]]) -> None:
+        """Incrementally set (value) or reset to the default (None) properties of topics."""
+        resources = []
+        for topic, properties in changes.items():
+            entries = [
+                ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET) if value is not None
+                else ConfigEntry(name, "", incremental_operation=AlterConfigOpType.DELETE)
+                for name, value in properties.items()
+            ]
+            if entries:
+                resources.append(ConfigResource(ResourceType.TOPIC, topic, incremental_configs=entries))
+        if not resources:
+            return
+        futures = self.client.incremental_alter_configs(resources, request_timeout=self.timeout)
+        for resource, future in futures.items():
+            try:
+                future.result(timeout=self.timeout)
+            except KafkaException as error:
+                raise ClusterError(f"changing the configuration of {resource.name!r} failed: "
+                                   f"{describe_error(error)}") from error
 
     def create_topics(self, topics: dict[str, int], replication_factor: int = -1,
                       configs: dict[str, dict[str, str]] | None = None) -> list[str]:

@@ -95,6 +95,11 @@ class MirrorConfig:
         return cls.from_dict(json.loads(Path(path).read_text()))
 
     @property
+    def legacy(self) -> bool:
+        """MM1 emulation: names kept; heartbeats, checkpoints and topic config/ACL sync off."""
+        return self.replication_policy == "legacy"
+
+    @property
     def policy(self) -> ReplicationPolicy:
         internal = self.connectors["source"].get_bool("replication.policy.internal.topic.separator.enabled", True)
         return ReplicationPolicy(self.replication_policy, self.separator, internal)

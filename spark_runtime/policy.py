@@ -8,19 +8,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 HEARTBEATS_TOPIC = "heartbeats"
+POLICIES = ("default", "identity", "legacy")
 
 
 @dataclass(frozen=True)
 class ReplicationPolicy:
-    """`default`: remote topic is `<source><separator><topic>`; `identity`: name unchanged."""
+    """`default`: remote topic is `<source><separator><topic>`; `identity`: name unchanged (but
+    heartbeats, as MM2's IdentityReplicationPolicy); `legacy`: MM1 emulation, every name unchanged."""
 
     kind: str = "default"
     separator: str = "."
     internal_separator_enabled: bool = True
 
     def __post_init__(self) -> None:
-        if self.kind not in {"default", "identity"}:
-            raise ValueError(f"unknown replication policy {self.kind!r}: use 'default' or 'identity'")
+        if self.kind not in POLICIES:
+            raise ValueError(f"unknown replication policy {self.kind!r}: use one of {', '.join(POLICIES)}")
         if not self.separator:
             raise ValueError("replication.policy.separator must not be empty")
 
@@ -30,7 +32,7 @@ class ReplicationPolicy:
 
     def _keeps_names(self, topic: str) -> bool:
         """Identity keeps names, except for heartbeats, which stay `A.heartbeats` as in MM2."""
-        return self.kind == "identity" and not topic.endswith(HEARTBEATS_TOPIC)
+        return self.kind == "legacy" or (self.kind == "identity" and not topic.endswith(HEARTBEATS_TOPIC))
 
     def format_remote_topic(self, source_alias: str, topic: str) -> str:
         if self._keeps_names(topic):

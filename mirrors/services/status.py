@@ -70,6 +70,7 @@ def progress(live: dict | None) -> dict | None:
     return {
         "reported_at": live.get("reported_at"),
         "topics": source.get("topics", []),
+        "held_back_topics": source.get("held_back", {}),
         "partitions": source.get("partitions", []),
         **source.get("metrics", {}),
         "heartbeats_emitted": heartbeat.get("emitted", 0),

@@ -26,8 +26,16 @@ class HeartbeatConnector(Connector):
         self.emitted = 0
         self._delivery_error: str | None = None
 
-    def _start(self) -> None:
+    @property
+    def off_reason(self) -> str | None:
+        if self.config.legacy:
+            return "heartbeats are off with the legacy replication policy (MM1 emulation)"
         if not self.settings.get_bool("emit.heartbeats.enabled", True):
+            return "emit.heartbeats.enabled=false"
+        return None
+
+    def _start(self) -> None:
+        if self.off_reason:
             return
         replication_factor = self.settings.get_int("heartbeats.topic.replication.factor", -1)
         self.target_admin.create_topics({self.topic: 1}, replication_factor)
@@ -58,4 +66,4 @@ class HeartbeatConnector(Connector):
             self._delivery_error = str(error)
 
     def status(self) -> dict:
-        return super().status() | {"emitted": self.emitted}
+        return super().status() | {"emitted": self.emitted, "detail": self.off_reason}

@@ -12,8 +12,8 @@ from typing import Any
 from spark_runtime.admin import KafkaAdmin
 from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.base import Connector
-from spark_runtime.filters import DEFAULT_CONFIG_PROPERTIES_EXCLUDE, config_property_filter
 from spark_runtime.offset_syncs import OffsetSyncs
+from spark_runtime.topic_sync import RemoteTopics
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +48,11 @@ class SourceConnector(Connector):
         self.source_admin = source_admin
         self.target_admin = target_admin
         self.selector = config.topic_selector
-        self.copied_properties = config_property_filter(
-            self.settings.get("config.properties.exclude", DEFAULT_CONFIG_PROPERTIES_EXCLUDE))
         self.policy = config.policy
+        self.remote_topics = RemoteTopics(config.source.alias, self.policy, self.settings, source_admin,
+                                          target_admin, config_sync_allowed=not config.legacy)
+        self.held_back: dict[str, str] = {}
+        self.next_config_sync = 0.0
         self.query: Any = None
         self.topics: dict[str, int] = {}  # replicated source topic -> partitions
         self.next_refresh = 0.0
@@ -62,8 +64,7 @@ class SourceConnector(Connector):
     # -- lifecycle hooks ----------------------------------------------------------------
 
     def _start(self) -> None:
-        self.topics = self._discover()
-        self._ensure_remote_topics(self.topics)
+        self.topics = self._replicable(self._discover())
         self.offset_syncs.start()
         self._start_query()
 
@@ -77,13 +78,17 @@ class SourceConnector(Connector):
             self.query = None
             raise RuntimeError(_describe_query_error(error) if error else "the replication query stopped")
         if time.monotonic() >= self.next_refresh:
-            discovered = self._discover()
-            if discovered != self.topics:
+            discovered = self._replicable(self._discover())
+            if set(discovered) != set(self.topics):
                 log.info("source topics changed: %s -> %s", sorted(self.topics), sorted(discovered))
-                self._ensure_remote_topics(discovered)
                 self._stop_query()
                 self.topics = discovered
                 self._start_query()
+            else:
+                self.topics = discovered
+        if time.monotonic() >= self.next_config_sync:
+            self.next_config_sync = time.monotonic() + self.remote_topics.config_sync_interval
+            self.remote_topics.sync_configs(sorted(self.topics))
 
     def _guarded_cleanup(self) -> None:
         try:
@@ -102,27 +107,16 @@ class SourceConnector(Connector):
         return {topic: partitions[topic] for topic in self.selector.select(partitions)}
 
     def remote_topic(self, topic: str) -> str:
-        return self.policy.format_remote_topic(self.config.source.alias, topic)
+        return self.remote_topics.remote(topic)
 
-    def _ensure_remote_topics(self, topics: dict[str, int]) -> None:
-        """Create remote topics before any record is sent, as MM2 does: the source's partition
-        count and the topic properties set on the source (less `config.properties.exclude`)."""
-        existing = self.target_admin.topic_partitions()
-        missing = [t for t in topics if self.remote_topic(t) not in existing]
-        source_configs = self.source_admin.topic_configs(missing)
-        configs = {
-            self.remote_topic(t): {k: v for k, v in source_configs.get(t, {}).items()
-                                   if self.copied_properties.matches(k)}
-            for t in missing
-        }
-        replication_factor = self.settings.get_int("replication.factor", -1)
-        created = self.target_admin.create_topics(
-            {self.remote_topic(t): topics[t] for t in missing}, replication_factor, configs)
-        if created:
-            log.info("created remote topics %s", created)
-        grown = {self.remote_topic(t): n for t, n in topics.items()
-                 if existing.get(self.remote_topic(t), n) < n}
-        self.target_admin.add_partitions(grown)
+    def _replicable(self, topics: dict[str, int]) -> dict[str, int]:
+        """Make remote topics ready; returns the topics that can be read (not held back)."""
+        result = self.remote_topics.ensure(topics)
+        if result.held_back != self.held_back:
+            for topic, reason in result.held_back.items():
+                log.warning("holding back %s: %s", topic, reason)
+        self.held_back = result.held_back
+        return {t: n for t, n in topics.items() if t not in result.held_back}
 
     # -- the streaming query ------------------------------------------------------------
 
@@ -153,6 +147,7 @@ class SourceConnector(Connector):
 
         def write_batch(batch: Any, batch_id: int) -> None:
             started = time.monotonic()
+            self._grow_remote_partitions()
             lines = list(writer.write(batch._jdf, producer, remote, tasks, max_lag,
                                       _java_map(jvm, self.offset_syncs.state)))
             self.offset_syncs.absorb(lines)
@@ -165,6 +160,13 @@ class SourceConnector(Connector):
             .start()
         )
         log.info("replicating %d topics (%d partitions)", len(self.topics), sum(self.topics.values()))
+
+    def _grow_remote_partitions(self) -> None:
+        """Spark reads partitions added on the source by itself: add them on the target first."""
+        counts = self.source_admin.partition_counts(sorted(self.topics))
+        if any(counts.get(t, n) > n for t, n in self.topics.items()):
+            self.remote_topics.ensure({t: max(n, counts.get(t, n)) for t, n in self.topics.items()})
+            self.topics = {t: max(n, counts.get(t, n)) for t, n in self.topics.items()}
 
     def _stop_query(self) -> None:
         query, self.query = self.query, None
@@ -201,6 +203,7 @@ class SourceConnector(Connector):
         with self._lock:
             return super().status() | {
                 "topics": sorted(self.topics),
+                "held_back": dict(self.held_back),
                 "metrics": dict(self.metrics) | {"offset_syncs": self.offset_syncs.emitted},
                 "partitions": sorted(self.partitions.values(), key=lambda p: (p["topic"], p["partition"])),
             }

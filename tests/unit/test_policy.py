@@ -15,7 +15,7 @@ def test_defaults_are_mm2s():
     assert DEFAULT.heartbeats_topic() == HEARTBEATS_TOPIC == "heartbeats"
 
 
-@pytest.mark.parametrize("kind", ["legacy", "Default", ""])
+@pytest.mark.parametrize("kind", ["mm1", "Default", ""])
 def test_unknown_policy_kind_is_rejected(kind):
     with pytest.raises(ValueError, match="unknown replication policy"):
         ReplicationPolicy(kind)
@@ -223,3 +223,11 @@ def test_identity_policy_still_prefixes_heartbeats():
     assert policy.topic_source("orders") is None
     assert policy.is_heartbeats_topic("A.heartbeats")
     assert policy.is_cycle("B.heartbeats", "B")
+
+
+def test_legacy_policy_keeps_every_name_and_cannot_tell_origins():
+    policy = ReplicationPolicy("legacy")
+    assert policy.format_remote_topic("A", "orders") == "orders"
+    assert policy.format_remote_topic("A", "heartbeats") == "heartbeats"
+    assert policy.topic_source("A.orders") is None
+    assert not policy.is_cycle("B.orders", "B")
