@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from spark_runtime.formats import OffsetSync
@@ -43,7 +45,7 @@ def test_offset_syncs_map_upstream_to_downstream_records(api, devstack, control_
         assert mine[0].upstream_offset == 0, "the first record of a partition is synced"
         for sync in mine:
             assert source[partition][sync.upstream_offset].key == target[partition][sync.downstream_offset].key
-        gaps = {b.downstream_offset - a.downstream_offset for a, b in zip(mine, mine[1:], strict=False)}
+        gaps = {b.downstream_offset - a.downstream_offset for a, b in itertools.pairwise(mine)}
         assert gaps == {LAG + 1}, "a sync as soon as a translation would be offset.lag.max behind (MM2's rule)"
         assert len(mine) == -(-PER_PARTITION // (LAG + 1))
     figures(f"location={location}: {len(syncs)} offset syncs for {2 * PER_PARTITION} records, offset.lag.max={LAG}")
