@@ -59,7 +59,9 @@ class Connector(ABC):
         self.state = STOPPED
 
     def fail(self, error: BaseException | str) -> None:
-        if isinstance(error, BaseException):
+        if isinstance(error, (RuntimeError, ValueError)) and str(error):
+            detail = str(error)  # our own errors say what happened in full sentences
+        elif isinstance(error, BaseException):
             detail = "".join(traceback.format_exception_only(type(error), error)).strip()
         else:
             detail = error

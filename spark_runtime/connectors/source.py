@@ -5,6 +5,7 @@ their remote topics on the target, written by our JVM writer (records never ente
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from typing import Any
@@ -216,8 +217,24 @@ def _java_map(jvm: Any, values: dict[str, str]) -> Any:
     return result
 
 
+_CAUSE = re.compile(r"(?:Exception|Error)\b[^:]*: ")
+_OUR_CAUSE = "producing to the target cluster failed:"
+
+
 def _describe_query_error(error: Any) -> str:
-    """The useful part of a StreamingQueryException: the root cause, without JVM stack frames."""
+    """The root cause of a StreamingQueryException in a line or two, without stack frames.
+
+    Spark wraps the cause several times (query, foreachBatch, Py4J, task); the deepest messages
+    are the broker's or client's own words, which is what an operator needs to see.
+    """
     text = str(getattr(error, "desc", None) or error)
-    lines = [line for line in text.splitlines() if line.strip() and not line.strip().startswith("at ")]
-    return "\n".join(lines[:12])
+    causes: list[str] = []
+    for line in text.splitlines():
+        line = line.strip().removeprefix("Caused by: ").removeprefix(": ")
+        if line.startswith(("at ", "File ", "...")) or not _CAUSE.search(line):
+            continue
+        if _OUR_CAUSE in line:
+            return line[line.index(_OUR_CAUSE):][:1000]
+        if line not in causes:
+            causes.append(line)
+    return "\n".join(causes[-2:])[:2000] if causes else text.splitlines()[0][:1000]

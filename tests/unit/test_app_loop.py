@@ -124,7 +124,7 @@ def test_failed_connector_is_reported_with_its_error():
     assert not app.stopping
     source = status_of(client)["connectors"]["source"]
     assert source["state"] == FAILED
-    assert source["error"] == "RuntimeError: source cannot start"
+    assert source["error"] == "source cannot start"
     assert status_of(client)["connectors"]["heartbeat"]["state"] == RUNNING
 
 
