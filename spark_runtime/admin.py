@@ -42,10 +42,18 @@ def _source(entry) -> int:
 
 
 class KafkaAdmin:
-    def __init__(self, connection: ClusterConnection, timeout: float = 15.0) -> None:
+    def __init__(self, connection: ClusterConnection, timeout: float = 15.0,
+                 overrides: dict[str, str] | None = None) -> None:
+        """`overrides`: MM2's `admin.*` properties (client properties both clients know, such as
+        request.timeout.ms or client.id); an unknown one is a configuration error naming it."""
         self.connection = connection
         self.timeout = timeout
-        self.client = AdminClient(connection.librdkafka_config() | {"socket.connection.setup.timeout.ms": "10000"})
+        config = connection.librdkafka_config() | {"socket.connection.setup.timeout.ms": "10000"} | (overrides or {})
+        try:
+            self.client = AdminClient(config)
+        except KafkaException as error:
+            raise ValueError(f"admin client configuration for {connection.alias!r} is invalid: "
+                             f"{describe_error(error)}") from None
 
     def describe(self) -> ClusterInfo:
         try:

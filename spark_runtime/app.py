@@ -17,7 +17,7 @@ import redis
 from spark_runtime import channel
 from spark_runtime.admin import KafkaAdmin
 from spark_runtime.config import MirrorConfig
-from spark_runtime.connectors.base import Connector
+from spark_runtime.connectors.base import Connector, MisconfiguredConnector
 from spark_runtime.connectors.heartbeat import HeartbeatConnector
 from spark_runtime.connectors.source import SourceConnector
 
@@ -108,11 +108,16 @@ def build(config_path: str) -> MirrorApplication:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("WARN")
-    source_admin, target_admin = KafkaAdmin(config.source), KafkaAdmin(config.target)
-    connectors: dict[str, Connector] = {
-        "source": SourceConnector(spark, config, source_admin, target_admin),
-        "heartbeat": HeartbeatConnector(config, target_admin),
-    }
+    connectors: dict[str, Connector] = {}
+    try:
+        overrides = config.connectors["source"].prefixed("admin.")
+        source_admin = KafkaAdmin(config.source, overrides=overrides)
+        target_admin = KafkaAdmin(config.target, overrides=overrides)
+        connectors["source"] = SourceConnector(spark, config, source_admin, target_admin)
+        connectors["heartbeat"] = HeartbeatConnector(config, KafkaAdmin(config.target))
+    except ValueError as error:
+        for kind in ("source", "heartbeat"):
+            connectors.setdefault(kind, MisconfiguredConnector(kind, str(error)))
     return MirrorApplication(config, spark, redis.Redis.from_url(config.redis_url), connectors)
 
 

@@ -98,3 +98,18 @@ class Connector(ABC):
 
     def _guarded_cleanup(self) -> None:  # noqa: B027 - optional hook
         """Release what a failed action left behind (override where needed)."""
+
+
+class MisconfiguredConnector(Connector):
+    """Stands in for a connector whose configuration is invalid: FAILED, with the reason."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.reason = reason
+
+    def _start(self) -> None:
+        raise ValueError(self.reason)
+
+    def _halt(self) -> None:
+        """Nothing runs."""

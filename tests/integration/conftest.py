@@ -38,6 +38,13 @@ def devstack() -> Devstack:
 
 
 @pytest.fixture(scope="session")
+def north(devstack) -> str:
+    """A third cluster, started on first use (aggregation and chain topologies)."""
+    devstack.up(["east", "west", "north"])
+    return devstack.clusters["north"].bootstrap_servers
+
+
+@pytest.fixture(scope="session")
 def control_plane(devstack, django_db_setup, django_db_blocker):
     """A Celery worker with the beat scheduler, on the test database: the real reconcile loop."""
     settings.REDIS_URL = devstack.redis_url

@@ -252,3 +252,12 @@ def test_errors_of_other_types_keep_their_type_name():
     connector = FakeConnector()
     connector.fail(KeyError("missing"))
     assert connector.error == "KeyError: 'missing'"
+
+
+def test_misconfigured_connector_fails_with_its_reason():
+    from spark_runtime.connectors.base import MisconfiguredConnector
+
+    connector = MisconfiguredConnector("source", "offset-syncs.topic.location must be 'source' or 'target'")
+    connector.apply(running())
+    assert connector.state == FAILED
+    assert connector.error == "offset-syncs.topic.location must be 'source' or 'target'"
