@@ -9,6 +9,7 @@ from mirrors.models import Cluster, Connector, Mirror
 from mirrors.services.mirrors import create_mirror, update_mirror
 from spark_runtime.connection import parse_bootstrap_servers
 from spark_runtime.filters import PatternError, compile_patterns
+from spark_runtime.properties import invalid_properties
 
 # Client properties that have their own field; setting them in `config` would be ambiguous.
 _RESERVED_CLIENT_PROPERTIES = {"bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config",
@@ -97,7 +98,11 @@ class ConnectorSpecSerializer(serializers.Serializer):
     config = serializers.DictField(required=False)
 
     def validate_config(self, value: Any) -> dict[str, str]:
-        return _validate_properties(value)
+        properties = _validate_properties(value)
+        errors = invalid_properties(properties)
+        if errors:
+            raise serializers.ValidationError([f"{name}: {reason}" for name, reason in errors.items()])
+        return properties
 
 
 class ConnectorsField(serializers.Field):

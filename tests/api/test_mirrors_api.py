@@ -104,3 +104,26 @@ def test_status_of_a_new_mirror(api, clusters, settings):
     assert body["progress"] is None
     assert {kind: c["state"] for kind, c in body["connectors"].items()} == {
         "source": "UNASSIGNED", "checkpoint": "UNASSIGNED", "heartbeat": "UNASSIGNED"}
+
+
+@pytest.mark.parametrize(("prop", "value", "reason"), [
+    ("offset.lag.max", "many", "expected an integer"),
+    ("offset-syncs.topic.location", "middle", "expected one of source, target"),
+    ("refresh.topics.interval.seconds", "0", "positive"),
+    ("sync.topic.configs.enabled", "yes please", "true or false"),
+    ("replication.factor", "0", "-1"),
+    ("config.properties.exclude", "retention(", "invalid regular expression"),
+])
+def test_known_mm2_properties_are_validated(api, clusters, prop, value, reason):
+    response = post_mirror(api, connectors={"source": {"config": {prop: value}}})
+    assert response.status_code == 400
+    message = response.json()["connectors"]["source"]["config"][0]
+    assert message.startswith(f"{prop}: ") and reason in message
+    assert not Mirror.objects.exists()
+
+
+def test_unknown_and_prefixed_properties_pass_through(api, clusters):
+    config = {"producer.override.compression.type": "lz4", "consumer.fetch.min.bytes": "1", "some.mm2.thing": "x"}
+    response = post_mirror(api, connectors={"source": {"config": config}})
+    assert response.status_code == 201
+    assert response.json()["connectors"]["source"]["config"] == config
