@@ -133,13 +133,10 @@ class SourceConnector(Connector):
             .option("failOnDataLoss", "false")
             .option("maxOffsetsPerTrigger", self.settings.get_int("batch.max.records", DEFAULT_BATCH_MAX_RECORDS))
         )
-        consumer = self.config.source.java_properties() | self.settings.prefixed("consumer.")
-        for key, value in consumer.items():
-            if key not in _SPARK_MANAGED_CONSUMER_OPTIONS:
-                reader = reader.option(f"kafka.{key}", value)
+        for key, value in self.consumer_options().items():
+            reader = reader.option(key, value)
         jvm = self.spark.sparkContext._jvm
-        producer = _java_map(jvm, self.config.target.java_properties() | PRODUCER_DEFAULTS
-                             | self.settings.prefixed("producer.override."))
+        producer = _java_map(jvm, self.producer_config())
         remote = _java_map(jvm, {topic: self.remote_topic(topic) for topic in self.topics})
         writer = jvm.io.mirrorplane.spark.KafkaMirrorWriter
         tasks = self.settings.tasks_max
@@ -161,6 +158,15 @@ class SourceConnector(Connector):
             .start()
         )
         log.info("replicating %d topics (%d partitions)", len(self.topics), sum(self.topics.values()))
+
+    def consumer_options(self) -> dict[str, str]:
+        """Spark Kafka source options: the source connection plus `consumer.*` overrides."""
+        consumer = self.config.source.java_properties() | self.settings.prefixed("consumer.")
+        return {f"kafka.{k}": v for k, v in consumer.items() if k not in _SPARK_MANAGED_CONSUMER_OPTIONS}
+
+    def producer_config(self) -> dict[str, str]:
+        """The record producer: target connection, safe defaults, then `producer.override.*`."""
+        return self.config.target.java_properties() | PRODUCER_DEFAULTS | self.settings.prefixed("producer.override.")
 
     def _grow_remote_partitions(self) -> None:
         """Spark reads partitions added on the source by itself: add them on the target first."""

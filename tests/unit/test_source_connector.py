@@ -1,0 +1,51 @@
+"""SourceConnector's pure parts: task counts and client configuration (no Spark, no brokers)."""
+
+from spark_runtime.config import MirrorConfig
+from spark_runtime.connectors.source import SourceConnector
+
+
+def connector(source_config=None, tasks_max=1) -> SourceConnector:
+    config = MirrorConfig.from_dict({
+        "name": "m", "work_dir": "/tmp/m", "redis_url": "redis://x",
+        "source": {"alias": "east", "bootstrap_servers": "e:1", "security_protocol": "SASL_SSL",
+                   "sasl_mechanism": "SCRAM-SHA-512", "username": "u", "password": "p"},
+        "target": {"alias": "west", "bootstrap_servers": "w:1"},
+        "connectors": {"source": {"tasks_max": tasks_max, "config": source_config or {}}},
+    })
+    return SourceConnector(spark=None, config=config, source_admin=None, target_admin=None)
+
+
+def test_tasks_never_exceed_partitions():
+    source = connector(tasks_max=8)
+    source.state, source.topics = "RUNNING", {"a": 2, "b": 1}
+    assert [t["id"] for t in source.tasks()] == [0, 1, 2]
+    source.topics = {"a": 12}
+    assert len(source.tasks()) == 8
+
+
+def test_no_tasks_without_partitions_or_when_stopped():
+    source = connector(tasks_max=4)
+    source.state, source.topics = "RUNNING", {}
+    assert source.tasks() == []
+    source.state, source.topics = "STOPPED", {"a": 3}
+    assert source.tasks() == []
+
+
+def test_producer_overrides_win_over_defaults():
+    source = connector({"producer.override.compression.type": "zstd", "producer.override.linger.ms": "50",
+                        "producer.override.acks": "1", "consumer.fetch.max.bytes": "1048576"})
+    producer = source.producer_config()
+    assert producer["bootstrap.servers"] == "w:1"
+    assert (producer["compression.type"], producer["linger.ms"], producer["acks"]) == ("zstd", "50", "1")
+    assert producer["enable.idempotence"] == "true"
+    assert "fetch.max.bytes" not in producer
+
+
+def test_consumer_options_carry_source_credentials_and_overrides_but_not_spark_managed_ones():
+    source = connector({"consumer.fetch.max.bytes": "1048576", "consumer.group.id": "mine",
+                        "consumer.auto.offset.reset": "latest"})
+    options = source.consumer_options()
+    assert options["kafka.bootstrap.servers"] == "e:1"
+    assert options["kafka.fetch.max.bytes"] == "1048576"
+    assert "ScramLoginModule" in options["kafka.sasl.jaas.config"]
+    assert "kafka.group.id" not in options and "kafka.auto.offset.reset" not in options
