@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import time
 from dataclasses import dataclass
 
 from confluent_kafka import KafkaError, KafkaException
@@ -17,6 +19,11 @@ from confluent_kafka.admin import (
 )
 
 from spark_runtime.connection import ClusterConnection
+
+# Connection errors that retrying will not cure: stop waiting and report them.
+_REFUSED = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL})
+# Errors that only say "no answer"; librdkafka tells the real reason through error_cb.
+_NO_ANSWER = frozenset({KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN})
 
 
 class ClusterError(RuntimeError):
@@ -48,16 +55,37 @@ class KafkaAdmin:
         request.timeout.ms or client.id); an unknown one is a configuration error naming it."""
         self.connection = connection
         self.timeout = timeout
-        config = connection.librdkafka_config() | {"socket.connection.setup.timeout.ms": "10000"} | (overrides or {})
+        self._connect_error: KafkaError | None = None
+        config = connection.librdkafka_config() | {
+            "socket.connection.setup.timeout.ms": "10000",
+            "error_cb": self._on_error,  # why librdkafka cannot connect; requests only time out
+        } | (overrides or {})
         try:
             self.client = AdminClient(config)
         except KafkaException as error:
             raise ValueError(f"admin client configuration for {connection.alias!r} is invalid: "
                              f"{describe_error(error)}") from None
 
+    def _on_error(self, error: KafkaError) -> None:
+        if error.code() != KafkaError._ALL_BROKERS_DOWN or self._connect_error is None:
+            self._connect_error = error
+
+    def _wait(self, future):
+        """`future.result()`, serving error_cb meanwhile; gives up at once when the cluster refuses us."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                return future.result(timeout=0.1)
+            except concurrent.futures.TimeoutError:
+                self.client.poll(0)
+                if self._connect_error is not None and self._connect_error.code() in _REFUSED:
+                    raise KafkaException(self._connect_error) from None
+                if time.monotonic() >= deadline:
+                    raise
+
     def describe(self) -> ClusterInfo:
         try:
-            result = self.client.describe_cluster(request_timeout=self.timeout).result(timeout=self.timeout)
+            result = self._wait(self.client.describe_cluster(request_timeout=self.timeout))
         except Exception as error:
             raise ClusterError(self._reason(error)) from error
         controller = result.controller.id if result.controller is not None else None
@@ -155,4 +183,12 @@ class KafkaAdmin:
                 raise ClusterError(f"adding partitions to {name!r} failed: {describe_error(error)}") from error
 
     def _reason(self, error: BaseException) -> str:
-        return f"cluster {self.connection.alias!r} ({self.connection.bootstrap_servers}): {describe_error(error)}"
+        self.client.poll(0)
+        no_answer = isinstance(error, concurrent.futures.TimeoutError) or (
+            isinstance(error, KafkaException) and bool(error.args) and isinstance(error.args[0], KafkaError)
+            and error.args[0].code() in _NO_ANSWER)
+        if no_answer and self._connect_error is not None:
+            reason = describe_error(KafkaException(self._connect_error))
+        else:
+            reason = describe_error(error) or f"no answer within {self.timeout:g}s"
+        return f"cluster {self.connection.alias!r} ({self.connection.bootstrap_servers}): {reason}"

@@ -108,14 +108,17 @@ def test_secured_cluster_uses_a_given_ca_and_issues_client_certificates(tmp_path
     server = (cluster.tls_dir / "server.pem").read_text()
     assert "PRIVATE KEY" in server
     load(server[server.index("-----BEGIN CERTIFICATE-----"):]).verify_directly_issued_by(load(ca.cert_pem))
-    assert cluster.ca_pem == ca.cert_pem
+    assert cluster.ca_pem == ca.cert_pem and cluster.ca().common_name == "test-ca"
     load(cluster.issue_client_certificate("bob").cert_pem).verify_directly_issued_by(load(ca.cert_pem))
     assert oct((cluster.tls_dir / "ca-key.pem").stat().st_mode & 0o777) == "0o600"
 
 
 def test_users_that_would_break_the_scram_argument_are_refused(tmp_path):
-    with pytest.raises(ValueError, match="must not contain"):
+    with pytest.raises(ValueError, match="must be printable"):
         new_secured_cluster("sec", tmp_path, users={"alice": 'pass"word'})
+    with pytest.raises(ValueError, match="must be printable"):
+        KafkaCluster.from_dict({"alias": "x", "home": "/nowhere", "port": 1, "controller_port": 2,
+                                "users": {"bob": "a,b"}})
 
 
 def test_property_values_with_line_breaks_are_escaped(tmp_path):
