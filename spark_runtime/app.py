@@ -79,6 +79,7 @@ class MirrorApplication:
             "generation": self.config.generation,
             "pid": os.getpid(),
             "started_at": self.started_at,
+            "spark_ui": getattr(getattr(self.spark, "sparkContext", None), "uiWebUrl", None),
             "exiting": self.exit_reason or None,
             "connectors": {kind: c.status() for kind, c in self.connectors.items()},
         }

@@ -15,10 +15,11 @@ log = logging.getLogger(__name__)
 
 def describe(mirror: Mirror) -> dict:
     """The whole status document of `GET /api/v1/mirrors/{name}/status/`."""
+    live = live_status(mirror)
     return {
         "name": mirror.name,
         "generation": mirror.generation,
-        "application": application_status(mirror),
+        "application": application_status(mirror, live),
         "connectors": {
             c.kind: {
                 "state": c.state,
@@ -30,7 +31,7 @@ def describe(mirror: Mirror) -> dict:
             }
             for c in mirror.connectors.all()
         },
-        "progress": progress(live_status(mirror)),
+        "progress": progress(live),
     }
 
 
@@ -46,11 +47,13 @@ def live_status(mirror: Mirror) -> dict | None:
     return status
 
 
-def application_status(mirror: Mirror) -> dict:
+def application_status(mirror: Mirror, live: dict | None = None) -> dict:
     deployment = Deployment.objects.filter(mirror_name=mirror.name).first()
     if deployment is None:
-        return {"state": "not_running", "pid": None, "restarts": 0, "submitted_at": None, "last_error": ""}
+        return {"state": "not_running", "pid": None, "restarts": 0, "submitted_at": None, "last_error": "",
+                "spark_ui": None}
     return {
+        "spark_ui": (live or {}).get("spark_ui"),
         "state": deployment.state,
         "pid": deployment.pid,
         "restarts": max(deployment.submissions - 1, 0),
