@@ -8,6 +8,10 @@ from dataclasses import dataclass
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
     AdminClient,
     AlterConfigOpType,
     ConfigEntry,
@@ -15,9 +19,11 @@ from confluent_kafka.admin import (
     ConfigSource,
     NewPartitions,
     NewTopic,
+    ResourcePatternType,
     ResourceType,
 )
 
+from spark_runtime.acl_sync import TopicAcl
 from spark_runtime.connection import ClusterConnection
 
 # Connection errors that retrying will not cure: stop waiting and report them.
@@ -28,6 +34,10 @@ _NO_ANSWER = frozenset({KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError
 
 class ClusterError(RuntimeError):
     """A cluster could not be reached or refused a request; the message is the broker's reason."""
+
+
+class AclsUnavailable(ClusterError):
+    """The cluster has no authorizer, or we may not describe its ACLs: ACL sync cannot run."""
 
 
 def describe_error(error: BaseException) -> str:
@@ -149,6 +159,30 @@ class KafkaAdmin:
             except KafkaException as error:
                 raise ClusterError(f"changing the configuration of {resource.name!r} failed: "
                                    f"{describe_error(error)}") from error
+
+    def topic_acls(self) -> list[TopicAcl]:
+        """Every literal topic ACL of the cluster."""
+        query = AclBindingFilter(ResourceType.TOPIC, None, ResourcePatternType.LITERAL, None, None,
+                                 AclOperation.ANY, AclPermissionType.ANY)
+        try:
+            bindings = self._wait(self.client.describe_acls(query, request_timeout=self.timeout))
+        except KafkaException as error:
+            code = error.args[0].code() if error.args and isinstance(error.args[0], KafkaError) else None
+            if code in (KafkaError.SECURITY_DISABLED, KafkaError.CLUSTER_AUTHORIZATION_FAILED):
+                raise AclsUnavailable(self._reason(error)) from error
+            raise ClusterError(self._reason(error)) from error
+        return [TopicAcl(b.name, b.principal, b.host, b.operation.name, b.permission_type.name) for b in bindings]
+
+    def create_topic_acls(self, acls: list[TopicAcl]) -> None:
+        if not acls:
+            return
+        bindings = [AclBinding(ResourceType.TOPIC, a.topic, ResourcePatternType.LITERAL, a.principal, a.host,
+                               AclOperation[a.operation], AclPermissionType[a.permission]) for a in acls]
+        for binding, future in self.client.create_acls(bindings, request_timeout=self.timeout).items():
+            try:
+                future.result(timeout=self.timeout)
+            except KafkaException as error:
+                raise ClusterError(f"creating ACL {binding} failed: {describe_error(error)}") from error
 
     def create_topics(self, topics: dict[str, int], replication_factor: int = -1,
                       configs: dict[str, dict[str, str]] | None = None) -> list[str]:

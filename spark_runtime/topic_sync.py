@@ -13,7 +13,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from spark_runtime.admin import KafkaAdmin
+from spark_runtime.acl_sync import remote_acls
+from spark_runtime.admin import AclsUnavailable, KafkaAdmin
 from spark_runtime.config import ConnectorSettings
 from spark_runtime.filters import DEFAULT_CONFIG_PROPERTIES_EXCLUDE, config_property_filter
 from spark_runtime.policy import ReplicationPolicy
@@ -38,6 +39,9 @@ class RemoteTopics:
         self.creation_enabled = settings.get_bool("topic.creation.enable", True)
         self.replication_factor = settings.get_int("replication.factor", -1)
         self.config_sync_enabled = config_sync_allowed and settings.get_bool("sync.topic.configs.enabled", True)
+        self.acl_sync_enabled = config_sync_allowed and settings.get_bool("sync.topic.acls.enabled", True)
+        self.acl_sync_interval = settings.get_float("sync.topic.acls.interval.seconds", 600.0)
+        self.acl_sync_note: str | None = None
         self.config_sync_interval = settings.get_float("sync.topic.configs.interval.seconds", 600.0)
         self.copied = config_property_filter(settings.get("config.properties.exclude",
                                                           DEFAULT_CONFIG_PROPERTIES_EXCLUDE))
@@ -89,6 +93,29 @@ class RemoteTopics:
             self.target_admin.alter_topic_configs(changes)
             log.info("synced topic configuration: %s", changes)
         return changes
+
+    def sync_acls(self, topics: list[str]) -> int:
+        """Copy topic ACLs to remote topics (see acl_sync); returns how many were created.
+
+        Like MM2, a source without an authorizer, or one that will not show us its ACLs, turns
+        ACL sync off with a note instead of failing replication.
+        """
+        if not self.acl_sync_enabled or not topics:
+            return 0
+        try:
+            source_acls = self.source_admin.topic_acls()
+        except AclsUnavailable as error:
+            self.acl_sync_note = f"ACL sync inactive: {error}"
+            return 0
+        selected = set(topics)
+        wanted = remote_acls(source_acls, selected.__contains__, self.remote)
+        existing = set(self.target_admin.topic_acls()) if wanted else set()
+        missing = sorted(wanted - existing, key=lambda acl: (acl.topic, acl.principal, acl.operation))
+        self.target_admin.create_topic_acls(missing)
+        self.acl_sync_note = None
+        if missing:
+            log.info("synced %d topic ACLs", len(missing))
+        return len(missing)
 
     def _copied(self, properties: dict[str, str]) -> dict[str, str]:
         return {k: v for k, v in properties.items() if self.copied.matches(k)}

@@ -54,6 +54,7 @@ class SourceConnector(Connector):
                                           target_admin, config_sync_allowed=not config.legacy)
         self.held_back: dict[str, str] = {}
         self.next_config_sync = 0.0
+        self.next_acl_sync = 0.0
         self.query: Any = None
         self.topics: dict[str, int] = {}  # replicated source topic -> partitions
         self.next_refresh = 0.0
@@ -87,6 +88,9 @@ class SourceConnector(Connector):
                 self._start_query()
             else:
                 self.topics = discovered
+        if time.monotonic() >= self.next_acl_sync:
+            self.next_acl_sync = time.monotonic() + self.remote_topics.acl_sync_interval
+            self.remote_topics.sync_acls(sorted(self.topics))
         if time.monotonic() >= self.next_config_sync:
             self.next_config_sync = time.monotonic() + self.remote_topics.config_sync_interval
             self.remote_topics.sync_configs(sorted(self.topics))
@@ -211,6 +215,7 @@ class SourceConnector(Connector):
             return super().status() | {
                 "topics": sorted(self.topics),
                 "held_back": dict(self.held_back),
+                "acl_sync": self.remote_topics.acl_sync_note,
                 "metrics": dict(self.metrics) | {"offset_syncs": self.offset_syncs.emitted},
                 "partitions": sorted(self.partitions.values(), key=lambda p: (p["topic"], p["partition"])),
             }
