@@ -114,3 +114,24 @@ def test_identity_active_passive_with_a_read_only_source_user(api, devstack, con
         {"bootstrap.servers": src.bootstrap_servers}).list_topics(timeout=10).topics, "nothing written to the source"
     figures(f"identity + read-only source user + offset syncs on target: 600 records, "
             f"{sum(s.topic == topic for s in syncs)} offset syncs on the target")
+
+
+def test_denied_acl_on_the_target_fails_with_the_brokers_reason(api, devstack, control_plane, authorized, unique,
+                                                                figures):
+    _, dst = authorized
+    east = devstack.clusters["east"].bootstrap_servers
+    topic, name = f"denied-{unique}", f"denied-{unique}"
+    kafka_tools.create_topic(east, topic, 1)
+    api.post("/api/v1/clusters/", {"alias": "east", "bootstrap_servers": east}, format="json")
+    assert api.post("/api/v1/clusters/", {
+        "alias": "dst", "bootstrap_servers": dst.listener_address("SASL_PLAINTEXT"),
+        "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-512",
+        "username": "reader", "password": USERS["reader"]}, format="json").status_code == 201
+    assert api.post("/api/v1/mirrors/", {
+        "name": name, "source": "east", "target": "dst", "topics": topic,
+        "connectors": {"source": {"auto_restart": {"max_restarts": 0}}, "heartbeat": {"state": "stopped"}},
+    }, format="json").status_code == 201
+    status = wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "FAILED", 120)
+    error = status["connectors"]["source"]["error"]
+    assert "AUTHORIZATION_FAILED" in error or "not authorized" in error.lower(), error
+    figures(f"denied ACL: FAILED with {error[:160]!r}")

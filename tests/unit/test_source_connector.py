@@ -49,3 +49,18 @@ def test_consumer_options_carry_source_credentials_and_overrides_but_not_spark_m
     assert options["kafka.fetch.max.bytes"] == "1048576"
     assert "ScramLoginModule" in options["kafka.sasl.jaas.config"]
     assert "kafka.group.id" not in options and "kafka.auto.offset.reset" not in options
+
+
+def test_legacy_policy_turns_config_and_acl_sync_off():
+    config = MirrorConfig.from_dict({
+        "name": "m", "work_dir": "/tmp/m", "redis_url": "redis://x", "replication_policy": "legacy",
+        "source": {"alias": "east", "bootstrap_servers": "e:1"},
+        "target": {"alias": "west", "bootstrap_servers": "w:1"},
+    })
+    source = SourceConnector(spark=None, config=config, source_admin=None, target_admin=None)
+    assert not source.remote_topics.config_sync_enabled and not source.remote_topics.acl_sync_enabled
+    assert source.remote_topic("orders") == "orders"
+
+    from spark_runtime.connectors.heartbeat import HeartbeatConnector
+
+    assert "legacy" in HeartbeatConnector(config, target_admin=None).off_reason
