@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
@@ -109,3 +111,18 @@ def read_topic(bootstrap: str, topic: str, timeout: float = 30) -> dict[int, lis
     finally:
         consumer.close()
     return dict(records)
+
+
+@contextmanager
+def secured_clusters(tmp_path_factory, aliases: tuple[str, ...], **options) -> Iterator[list]:
+    """Start one secured cluster per alias (see new_secured_cluster) and stop them all afterwards."""
+    from controlplane.infra.kafka import new_secured_cluster
+
+    clusters = [new_secured_cluster(alias, tmp_path_factory.mktemp(alias), **options) for alias in aliases]
+    try:
+        for cluster in clusters:
+            cluster.start()
+        yield clusters
+    finally:
+        for cluster in clusters:
+            cluster.stop()

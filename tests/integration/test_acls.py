@@ -14,7 +14,6 @@ from confluent_kafka.admin import (
 )
 
 from controlplane.infra import processes
-from controlplane.infra.kafka import new_secured_cluster
 from spark_runtime.formats import OffsetSync
 from tests.integration import kafka_tools
 from tests.integration.kafka_tools import Record
@@ -27,15 +26,8 @@ USERS = {"admin": "admin-secret", "reader": "reader-secret"}
 
 @pytest.fixture(scope="module")
 def authorized(tmp_path_factory):
-    clusters = [new_secured_cluster(alias, tmp_path_factory.mktemp(alias), users=USERS, authorizer=True)
-                for alias in ("src", "dst")]
-    try:
-        for cluster in clusters:
-            cluster.start()
+    with kafka_tools.secured_clusters(tmp_path_factory, ("src", "dst"), users=USERS, authorizer=True) as clusters:
         yield clusters
-    finally:
-        for cluster in clusters:
-            cluster.stop()
 
 
 def grant(bootstrap: str, *bindings: AclBinding) -> None:

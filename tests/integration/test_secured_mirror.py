@@ -12,7 +12,6 @@ import urllib.request
 import pytest
 
 from controlplane.infra import processes
-from controlplane.infra.kafka import new_secured_cluster
 from mirrors.services import runtime
 from tests.integration import kafka_tools
 from tests.integration.kafka_tools import Record
@@ -25,15 +24,8 @@ PASSWORD = "s3cr3t-Mirror-Pa55"
 
 @pytest.fixture(scope="module")
 def secured_pair(tmp_path_factory):
-    clusters = [new_secured_cluster(alias, tmp_path_factory.mktemp(alias), users={"mirror": PASSWORD})
-                for alias in ("sasl", "mtls")]
-    try:
-        for cluster in clusters:
-            cluster.start()
+    with kafka_tools.secured_clusters(tmp_path_factory, ("sasl", "mtls"), users={"mirror": PASSWORD}) as clusters:
         yield clusters
-    finally:
-        for cluster in clusters:
-            cluster.stop()
 
 
 def spark_ui_text(base: str) -> str:
