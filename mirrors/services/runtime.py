@@ -75,9 +75,8 @@ def running_apps() -> dict[str, AppProcesses]:
     apps: dict[str, AppProcesses] = {}
     for pid in processes.find_processes(prefix):
         name = processes.cmdline(pid).split(prefix, 1)[1].split("/", 1)[0]
-        try:
-            pgid = os.getpgid(pid)
-        except ProcessLookupError:
+        pgid = _group_of(pid)
+        if pgid is None:
             continue
         apps.setdefault(name, AppProcesses()).groups.setdefault(pgid, []).append(pid)
     return apps
