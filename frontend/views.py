@@ -2,6 +2,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from mirrors.choices import ConnectorKind
 from mirrors.models import Mirror
 from mirrors.services.status import application_status
 
@@ -9,6 +10,7 @@ from mirrors.services.status import application_status
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     mirrors = Mirror.objects.select_related("source", "target").prefetch_related("connectors")
-    rows = [{"mirror": m, "application": application_status(m), "connectors": list(m.connectors.all())}
-            for m in mirrors]
+    order = {kind: i for i, kind in enumerate(ConnectorKind.values)}  # the table's column order
+    rows = [{"mirror": m, "application": application_status(m),
+             "connectors": sorted(m.connectors.all(), key=lambda c: order[c.kind])} for m in mirrors]
     return render(request, "frontend/dashboard.html", {"rows": rows})

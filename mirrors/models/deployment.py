@@ -15,6 +15,7 @@ class Deployment(models.Model):
     pid = models.PositiveIntegerField(null=True, blank=True)
     generation = models.PositiveIntegerField(default=0)
     submissions = models.PositiveIntegerField(default=0)
+    restarts = models.PositiveIntegerField(default=0, help_text="resubmissions after a failure")
     submitted_at = models.DateTimeField(null=True, blank=True)
     consecutive_failures = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)

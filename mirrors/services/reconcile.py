@@ -131,6 +131,7 @@ class Reconciler:
 
     def _failed(self, deployment: Deployment, reason: str, now: datetime) -> None:
         deployment.consecutive_failures += 1
+        deployment.restarts += 1
         delay = backoff_seconds(deployment.consecutive_failures)
         log.warning("application of %s failed (%d in a row), next attempt in %.0fs: %s",
                     deployment.mirror_name, deployment.consecutive_failures, delay, reason)

@@ -56,7 +56,7 @@ def application_status(mirror: Mirror, live: dict | None = None) -> dict:
         "spark_ui": (live or {}).get("spark_ui"),
         "state": deployment.state,
         "pid": deployment.pid,
-        "restarts": max(deployment.submissions - 1, 0),
+        "restarts": deployment.restarts,
         "consecutive_failures": deployment.consecutive_failures,
         "submitted_at": deployment.submitted_at,
         "next_attempt_at": deployment.next_attempt_at,

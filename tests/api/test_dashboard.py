@@ -1,7 +1,9 @@
+import re
+
 import pytest
 from django.test import Client
 
-from mirrors.models import Cluster
+from mirrors.models import Cluster, Connector
 from mirrors.services.mirrors import create_mirror
 
 pytestmark = pytest.mark.django_db
@@ -20,6 +22,9 @@ def test_dashboard_lists_mirrors_with_connector_states(client: Client, admin_use
     page = client.get("/").content.decode()
     assert "east-to-west" in page and "east → west" in page
     assert page.count("UNASSIGNED") == 3
+    Connector.objects.filter(kind="source").update(state="RUNNING")
+    cells = re.findall(r'class="state state-\w+"[^>]*>(\w+)<', client.get("/").content.decode())
+    assert cells == ["RUNNING", "UNASSIGNED", "UNASSIGNED"], "columns: source, checkpoint, heartbeat"
 
 
 def test_login_form_logs_in(client: Client, admin_user):

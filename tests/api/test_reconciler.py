@@ -113,6 +113,7 @@ def test_a_dead_driver_is_resubmitted_after_backoff(world):
     Reconciler(redis).run()
     assert fake.submitted == ["m", "m"]
     assert Deployment.objects.get(mirror_name="m").submissions == 2
+    assert Deployment.objects.get(mirror_name="m").restarts == 1
 
 
 def test_extra_drivers_are_stopped_keeping_the_known_one(world):
@@ -149,6 +150,7 @@ def test_a_new_generation_replaces_the_application_without_a_failure(world):
     assert fake.submitted == ["m", "m"]
     deployment = Deployment.objects.get(mirror_name="m")
     assert deployment.consecutive_failures == 0 and deployment.generation == 2
+    assert deployment.restarts == 0, "a configuration change is not a restart"
 
 
 def test_deleted_mirror_is_stopped_and_forgotten(world):
