@@ -144,12 +144,20 @@ class Command(BaseCommand):
         self.stop_traffic.set()
         for name, pid, marker in reversed(self.children):
             if processes.terminate(pid, marker, grace_seconds=15):
-                self.stdout.write(f"stopped {name} (pid {pid})")
+                self._say(f"stopped {name} (pid {pid})")
         for name, app in runtime.running_apps().items():
             runtime.stop(name, app)
-            self.stdout.write(f"stopped the Spark application of {name} (pids {sorted(app.groups)})")
+            self._say(f"stopped the Spark application of {name} (pids {sorted(app.groups)})")
         for item in self.stack.down():
-            self.stdout.write(f"stopped {item}")
+            self._say(f"stopped {item}")
+
+    def _say(self, text: str) -> None:
+        """Report progress of the shutdown; a closed terminal or pipe must not interrupt it."""
+        try:
+            self.stdout.write(text)
+            self.stdout.flush()
+        except OSError:
+            pass
 
     def _step(self, text: str) -> None:
         self.stdout.write(f"[demo] {text}", ending="\n")
