@@ -77,11 +77,14 @@ KNOWN: dict[str, Callable[[str], None]] = {
     "emit.checkpoints.enabled": _bool,
     "emit.checkpoints.interval.seconds": _seconds,
     "checkpoints.topic.replication.factor": _replication_factor,
+    "refresh.groups.enabled": _bool,
     "refresh.groups.interval.seconds": _seconds,
     "sync.group.offsets.enabled": _bool,
     "sync.group.offsets.interval.seconds": _seconds,
     "replication.policy.internal.topic.separator.enabled": _bool,
     "batch.max.records": _int(1),
+    # Mirrorplane's own: a link with no heartbeat arriving for this long is unhealthy.
+    "link.unhealthy.after.seconds": _seconds,
 }
 
 

@@ -1,0 +1,68 @@
+"""Time series a mirror application records for the dashboard, kept in Redis streams.
+
+One stream per mirror and series; an entry's id is its time in milliseconds, its field `v` a
+JSON object. Entries older than the retention are trimmed on every append (XADD MINID), so a
+stream holds a bounded window whatever the rate. Both sides import these names from here.
+
+Series and their points:
+- `heartbeat`: a heartbeat of this flow arrived on the target:
+  `{"flow": "A->B", "latency_ms": arrival - emission, "emitted_at": ms}`
+- `lag`: replication lag, sampled every couple of seconds:
+  `{"records": total, "seconds": max, "partitions": [{"topic", "partition", "remote_topic",
+  "records", "seconds"}]}`; only partitions with records to replicate are listed (others are 0);
+  `seconds` is the age of the oldest unreplicated record, or the heartbeat latency when idle.
+- `checkpoint`: after each checkpoint pass: `{"groups": [{"group", "partitions", "checkpoints",
+  "reprocess"}]}`, `reprocess` being the most records the group would read again on failover.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+SERIES = ("heartbeat", "lag", "checkpoint")
+DEFAULT_RETENTION_SECONDS = 6 * 3600
+
+
+def series_key(mirror: str, series: str) -> str:
+    return f"mirrorplane:mirror:{mirror}:series:{series}"
+
+
+def append(client: Any, mirror: str, series: str, point: dict, at: float | None = None,
+           retention_seconds: float = DEFAULT_RETENTION_SECONDS) -> None:
+    """Record `point` at `at` (seconds since the epoch, default now)."""
+    at_ms = int((time.time() if at is None else at) * 1000)
+    oldest = max(0, at_ms - int(retention_seconds * 1000))
+    client.xadd(series_key(mirror, series), {"v": json.dumps(point, separators=(",", ":"))},
+                id=f"{at_ms}-*", minid=oldest, approximate=True)
+
+
+def read(client: Any, mirror: str, series: str, since: float | None = None, until: float | None = None,
+         limit: int | None = None) -> list[dict]:
+    """Points between `since` and `until` (seconds since the epoch), oldest first, each with `at`.
+
+    With `limit`, the newest `limit` points of that window.
+    """
+    start = "-" if since is None else str(int(since * 1000))
+    end = "+" if until is None else str(int(until * 1000))
+    if limit is None:
+        entries = client.xrange(series_key(mirror, series), min=start, max=end)
+    else:
+        entries = list(reversed(client.xrevrange(series_key(mirror, series), max=end, min=start, count=limit)))
+    return [_point(entry_id, fields) for entry_id, fields in entries]
+
+
+def latest(client: Any, mirror: str, series: str) -> dict | None:
+    entries = client.xrevrange(series_key(mirror, series), count=1)
+    return _point(*entries[0]) if entries else None
+
+
+def delete(client: Any, mirror: str) -> None:
+    client.delete(*(series_key(mirror, series) for series in SERIES))
+
+
+def _point(entry_id: bytes | str, fields: dict) -> dict:
+    entry_id = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    raw = fields.get(b"v", fields.get("v"))
+    return {"at": int(entry_id.split("-")[0]) / 1000} | json.loads(raw)
