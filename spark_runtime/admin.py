@@ -6,7 +6,7 @@ import concurrent.futures
 import time
 from dataclasses import dataclass
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import (
     AclBinding,
     AclBindingFilter,
@@ -19,6 +19,7 @@ from confluent_kafka.admin import (
     ConfigSource,
     NewPartitions,
     NewTopic,
+    OffsetSpec,
     ResourcePatternType,
     ResourceType,
 )
@@ -215,6 +216,27 @@ class KafkaAdmin:
                 future.result(timeout=self.timeout)
             except KafkaException as error:
                 raise ClusterError(f"adding partitions to {name!r} failed: {describe_error(error)}") from error
+
+    def end_offsets(self, partitions: list[tuple[str, int]], earliest: bool = False) -> dict[tuple[str, int], int]:
+        """The next offset to be written of each partition (its log end), or with `earliest` its
+        first offset, in one request."""
+        if not partitions:
+            return {}
+        spec = OffsetSpec.earliest() if earliest else OffsetSpec.latest()
+        request = {TopicPartition(topic, partition): spec for topic, partition in partitions}
+        futures = self.client.list_offsets(request, request_timeout=self.timeout)
+        offsets = {}
+        for tp, future in futures.items():
+            try:
+                offsets[(tp.topic, tp.partition)] = future.result(timeout=self.timeout).offset
+            except Exception as error:
+                raise self.error(error) from error
+        return offsets
+
+    def error(self, error: BaseException, doing: str = "") -> ClusterError:
+        """A ClusterError naming the cluster and the broker's (or client's) reason."""
+        reason = self._reason(error)
+        return ClusterError(f"{doing} failed: {reason}" if doing else reason)
 
     def _reason(self, error: BaseException) -> str:
         self.client.poll(0)

@@ -10,16 +10,19 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 from typing import Any
 
 import redis
 
-from spark_runtime import channel
+from spark_runtime import channel, series
 from spark_runtime.admin import KafkaAdmin
 from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.base import Connector, MisconfiguredConnector
+from spark_runtime.connectors.checkpoint import CheckpointConnector
 from spark_runtime.connectors.heartbeat import HeartbeatConnector
 from spark_runtime.connectors.source import SourceConnector
+from spark_runtime.lag import LagSampler
 
 log = logging.getLogger("mirrorplane.app")
 
@@ -30,11 +33,12 @@ REDACTED_OPTIONS = r"(?i)url|password|jaas|ssl\.key|keystore|truststore\.certifi
 
 class MirrorApplication:
     def __init__(self, config: MirrorConfig, spark: Any, redis_client: Any,
-                 connectors: dict[str, Connector]) -> None:
+                 connectors: dict[str, Connector], lag: LagSampler | None = None) -> None:
         self.config = config
         self.spark = spark
         self.redis = redis_client
         self.connectors = connectors
+        self.lag = lag
         self.started_at = time.time()
         self.stopping = False
         self.exit_reason = ""
@@ -42,10 +46,14 @@ class MirrorApplication:
 
     def run(self) -> None:
         signal.signal(signal.SIGTERM, self._on_sigterm)
+        if self.lag is not None:
+            self.lag.start()
         while not self.stopping:
             self.step()
             time.sleep(LOOP_SECONDS)
         log.info("stopping: %s", self.exit_reason)
+        if self.lag is not None:
+            self.lag.stop()
         for connector in self.connectors.values():
             connector.shutdown()
         self.report()
@@ -82,6 +90,7 @@ class MirrorApplication:
             "spark_ui": getattr(getattr(self.spark, "sparkContext", None), "uiWebUrl", None),
             "exiting": self.exit_reason or None,
             "connectors": {kind: c.status() for kind, c in self.connectors.items()},
+            "lag": self.lag.last if self.lag is not None else None,
         }
         try:
             channel.publish_status(self.redis, self.config.name, status)
@@ -109,17 +118,38 @@ def build(config_path: str) -> MirrorApplication:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("WARN")
+    client = redis.Redis.from_url(config.redis_url)
     connectors: dict[str, Connector] = {}
+    lag = None
     try:
+        # The heartbeat connector starts first: its topic on the source exists before the source
+        # connector lists the topics to replicate.
+        connectors["heartbeat"] = heartbeat = HeartbeatConnector(
+            config, KafkaAdmin(config.source), KafkaAdmin(config.target), _recorder(client, config.name, "heartbeat"))
         overrides = config.connectors["source"].prefixed("admin.")
         source_admin = KafkaAdmin(config.source, overrides=overrides)
         target_admin = KafkaAdmin(config.target, overrides=overrides)
-        connectors["source"] = SourceConnector(spark, config, source_admin, target_admin)
-        connectors["heartbeat"] = HeartbeatConnector(config, KafkaAdmin(config.target))
+        connectors["source"] = source = SourceConnector(spark, config, source_admin, target_admin)
+        checkpoint_overrides = config.connectors["checkpoint"].prefixed("admin.")
+        connectors["checkpoint"] = CheckpointConnector(
+            config, KafkaAdmin(config.source, overrides=checkpoint_overrides),
+            KafkaAdmin(config.target, overrides=checkpoint_overrides), _recorder(client, config.name, "checkpoint"))
+        lag = LagSampler(config.source, KafkaAdmin(config.source, overrides=overrides), source.positions,
+                         lambda: heartbeat.monitor.latency_ms, _recorder(client, config.name, "lag"))
     except ValueError as error:
-        for kind in ("source", "heartbeat"):
+        for kind in ("heartbeat", "source", "checkpoint"):
             connectors.setdefault(kind, MisconfiguredConnector(kind, str(error)))
-    return MirrorApplication(config, spark, redis.Redis.from_url(config.redis_url), connectors)
+    return MirrorApplication(config, spark, client, connectors, lag)
+
+
+def _recorder(client: Any, mirror: str, name: str) -> Callable[[dict, float], None]:
+    """Appends points to one of the mirror's time series; Redis being away loses points, not the app."""
+    def record(point: dict, at: float) -> None:
+        try:
+            series.append(client, mirror, name, point, at)
+        except redis.RedisError as error:
+            log.warning("cannot record a %s point: %s", name, error)
+    return record
 
 
 def main(argv: list[str]) -> int:

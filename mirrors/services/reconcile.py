@@ -25,7 +25,6 @@ log = logging.getLogger(__name__)
 
 MAX_BACKOFF_SECONDS = 60.0
 # Kinds the application does not run yet: they stay UNASSIGNED with this explanation.
-NOT_YET_AVAILABLE = {"checkpoint": "the checkpoint connector is not available in this release"}
 
 
 def backoff_seconds(failures: int) -> float:
@@ -168,8 +167,6 @@ class Reconciler:
             state, error, tasks = reported["state"], reported.get("error") or "", reported.get("tasks", [])
             if reported.get("restart") != connector.restart_token:
                 state, tasks = ConnectorState.RESTARTING, []
-        elif connector.kind in NOT_YET_AVAILABLE:
-            state, error = ConnectorState.UNASSIGNED, NOT_YET_AVAILABLE[connector.kind]
         elif deployment.state == ApplicationState.BACKOFF:
             state, error = ConnectorState.RESTARTING, deployment.last_error
         else:

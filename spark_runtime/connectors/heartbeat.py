@@ -1,27 +1,40 @@
-"""The heartbeat connector: MM2-format heartbeats to `heartbeats` on the target, every interval."""
+"""The heartbeat connector: MM2-format heartbeats every `emit.heartbeats.interval.seconds`.
+
+Each heartbeat of flow A->B is written twice: to `heartbeats` on B, as MM2's heartbeat connector
+does (B's heartbeats topic names the flows into B), and to `heartbeats` on A, from where the
+source connector carries it to `A.heartbeats` on B (and onward in chains), as MM2's heartbeat
+connector of the reverse pair does. The second copy is what the heartbeat monitor times on B.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from confluent_kafka import Producer
 
-from spark_runtime.admin import KafkaAdmin
+from spark_runtime.admin import ClusterError, KafkaAdmin
 from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.base import Connector
 from spark_runtime.formats import Heartbeat
+from spark_runtime.heartbeat_monitor import HeartbeatMonitor
 
 
 class HeartbeatConnector(Connector):
     kind = "heartbeat"
 
-    def __init__(self, config: MirrorConfig, target_admin: KafkaAdmin) -> None:
+    def __init__(self, config: MirrorConfig, source_admin: KafkaAdmin, target_admin: KafkaAdmin,
+                 record_point: Callable[[dict, float], None] = lambda point, at: None) -> None:
         super().__init__()
         self.config = config
         self.settings = config.connectors["heartbeat"]
+        self.source_admin = source_admin
         self.target_admin = target_admin
         self.topic = config.policy.heartbeats_topic()
-        self.producer: Producer | None = None
+        self.producers: dict[str, Producer] = {}  # "source" / "target" -> producer
+        remote = config.policy.format_remote_topic(config.source.alias, self.topic)
+        self.monitor = HeartbeatMonitor(config.target, remote, config.source.alias, config.target.alias, record_point)
+        self.source_note: str | None = None
         self.next_emit = 0.0
         self.emitted = 0
         self._delivery_error: str | None = None
@@ -38,32 +51,50 @@ class HeartbeatConnector(Connector):
         if self.off_reason:
             return
         replication_factor = self.settings.get_int("heartbeats.topic.replication.factor", -1)
+        overrides = {"linger.ms": "0"} | self.settings.prefixed("producer.override.")
         self.target_admin.create_topics({self.topic: 1}, replication_factor)
-        self.producer = Producer(self.config.target.librdkafka_config() | {"linger.ms": "0"})
+        self.producers["target"] = Producer(self.config.target.librdkafka_config() | overrides)
+        try:
+            self.source_admin.create_topics({self.topic: 1}, replication_factor)
+        except ClusterError as error:  # e.g. a read-only user on the source: MM2's heartbeats still flow
+            self.source_note = (f"cannot write heartbeats on {self.config.source.alias!r} ({error}): "
+                                "the link's latency is not measured")
+        else:
+            self.source_note = None
+            self.producers["source"] = Producer(self.config.source.librdkafka_config() | overrides)
+            self.monitor.start()
         self.next_emit = 0.0
 
     def _halt(self) -> None:
-        producer, self.producer = self.producer, None
-        if producer is not None:
+        self.monitor.stop()
+        producers, self.producers = self.producers, {}
+        for producer in producers.values():
             producer.flush(5)
 
+    _guarded_cleanup = _halt
+
     def _tick(self) -> None:
-        if self.producer is None:
+        if not self.producers:
             return
-        self.producer.poll(0)
+        for producer in self.producers.values():
+            producer.poll(0)
         if self._delivery_error:
             error, self._delivery_error = self._delivery_error, None
-            raise RuntimeError(f"writing heartbeats to {self.config.target.alias!r} failed: {error}")
+            raise RuntimeError(f"writing heartbeats failed: {error}")
         now = time.time()
         if now >= self.next_emit:
             beat = Heartbeat(self.config.source.alias, self.config.target.alias, int(now * 1000))
-            self.producer.produce(self.topic, key=beat.key(), value=beat.value(), on_delivery=self._delivered)
+            for side, producer in self.producers.items():
+                producer.produce(self.topic, key=beat.key(), value=beat.value(),
+                                 on_delivery=lambda error, _message, side=side: self._delivered(side, error))
             self.emitted += 1
             self.next_emit = now + self.settings.get_float("emit.heartbeats.interval.seconds", 1.0)
 
-    def _delivered(self, error, _message) -> None:
+    def _delivered(self, side: str, error) -> None:
         if error is not None:
-            self._delivery_error = str(error)
+            alias = self.config.source.alias if side == "source" else self.config.target.alias
+            self._delivery_error = f"to {self.topic!r} on {alias!r}: {error}"
 
     def status(self) -> dict:
-        return super().status() | {"emitted": self.emitted, "detail": self.off_reason}
+        return super().status() | {"emitted": self.emitted, "detail": self.off_reason or self.source_note,
+                                   "link": self.monitor.status()}

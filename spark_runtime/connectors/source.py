@@ -4,15 +4,18 @@ their remote topics on the target, written by our JVM writer (records never ente
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from spark_runtime.admin import KafkaAdmin
 from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.base import Connector
+from spark_runtime.lag import Positions
 from spark_runtime.offset_syncs import OffsetSyncs
 from spark_runtime.topic_sync import RemoteTopics
 
@@ -62,10 +65,12 @@ class SourceConnector(Connector):
         self.offset_syncs = OffsetSyncs(config, source_admin, target_admin)
         self.metrics = {"records": 0, "bytes": 0, "batches": 0, "last_batch": None}
         self.partitions: dict[str, dict] = {}  # "topic:partition" -> offsets
+        self.fresh = False  # no Spark checkpoint: replication starts at the beginning of each partition
 
     # -- lifecycle hooks ----------------------------------------------------------------
 
     def _start(self) -> None:
+        self.fresh = not (Path(self.config.checkpoint_dir("source")) / "offsets").is_dir()
         self.topics = self._replicable(self._discover())
         self.offset_syncs.start()
         self._start_query()
@@ -202,6 +207,25 @@ class SourceConnector(Connector):
             self.metrics["last_batch"] = {"id": batch_id, "records": records, "bytes": bytes_,
                                           "seconds": round(seconds, 3), "at": time.time()}
 
+    # -- positions, for the lag sampler ---------------------------------------------------
+
+    def positions(self) -> Positions | None:
+        """The next source offset to replicate per partition, as far as this connector knows.
+
+        Known from the batches written since start and, after a restart, from the streaming
+        query's progress (its recovered end offsets); a mirror with no Spark checkpoint yet
+        starts every partition at its beginning.
+        """
+        with self._lock:
+            topics = dict(self.topics)
+            known = {(p["topic"], p["partition"]): p["last_upstream_offset"] + 1 for p in self.partitions.values()}
+        if not topics:
+            return None
+        for tp, offset in _progress_end_offsets(self.query).items():
+            known[tp] = max(known.get(tp, offset), offset)
+        partitions = [(topic, p) for topic, count in sorted(topics.items()) for p in range(count)]
+        return Positions(known, partitions, {t: self.remote_topic(t) for t in topics}, self.fresh)
+
     # -- status -------------------------------------------------------------------------
 
     def tasks(self) -> list[dict]:
@@ -219,6 +243,26 @@ class SourceConnector(Connector):
                 "metrics": dict(self.metrics) | {"offset_syncs": self.offset_syncs.emitted},
                 "partitions": sorted(self.partitions.values(), key=lambda p: (p["topic"], p["partition"])),
             }
+
+
+def _progress_end_offsets(query: Any) -> dict[tuple[str, int], int]:
+    """Next offsets per partition from the query's last progress (Kafka source `endOffset`)."""
+    try:
+        progress = query.lastProgress if query is not None else None
+    except Exception:  # noqa: BLE001 - the query may be stopping; progress is a best-effort hint
+        return {}
+    offsets: dict[tuple[str, int], int] = {}
+    for source in (progress or {}).get("sources", []) if isinstance(progress, dict) else []:
+        end = source.get("endOffset")
+        if isinstance(end, str):
+            try:
+                end = json.loads(end)
+            except ValueError:
+                continue
+        for topic, partitions in (end or {}).items() if isinstance(end, dict) else []:
+            for partition, offset in partitions.items():
+                offsets[(topic, int(partition))] = int(offset)
+    return offsets
 
 
 def _java_map(jvm: Any, values: dict[str, str]) -> Any:

@@ -63,4 +63,4 @@ def test_legacy_policy_turns_config_and_acl_sync_off():
 
     from spark_runtime.connectors.heartbeat import HeartbeatConnector
 
-    assert "legacy" in HeartbeatConnector(config, target_admin=None).off_reason
+    assert "legacy" in HeartbeatConnector(config, source_admin=None, target_admin=None).off_reason

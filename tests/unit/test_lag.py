@@ -1,0 +1,32 @@
+"""Replication lag points (records and seconds per partition) from positions and end offsets."""
+
+from __future__ import annotations
+
+from spark_runtime.lag import Positions, lag_point
+
+PARTITIONS = [("t", 0), ("t", 1), ("u", 0)]
+REMOTES = {"t": "east.t", "u": "east.u"}
+
+
+def test_records_waiting_and_age_of_the_oldest():
+    positions = Positions({("t", 0): 90, ("t", 1): 50, ("u", 0): 7}, PARTITIONS, REMOTES, fresh=False)
+    point = lag_point(positions, {("t", 0): 100, ("t", 1): 50, ("u", 0): 7}, {}, {("t", 0): 1_000_000},
+                      now=1_010.5, idle_latency_ms=300)
+    assert point == {"records": 10, "seconds": 10.5, "idle": False, "partitions": [
+        {"topic": "t", "partition": 0, "remote_topic": "east.t", "records": 10, "seconds": 10.5}]}
+
+
+def test_idle_link_reports_the_heartbeat_latency():
+    positions = Positions(dict.fromkeys(PARTITIONS, 5), PARTITIONS, REMOTES, fresh=False)
+    point = lag_point(positions, dict.fromkeys(PARTITIONS, 5), {}, {}, now=0, idle_latency_ms=420)
+    assert point == {"records": 0, "seconds": 0.42, "idle": True, "partitions": []}
+
+
+def test_unknown_position_counts_from_the_beginning_only_for_a_fresh_mirror():
+    ends = {("t", 0): 100, ("t", 1): 100, ("u", 0): 100}
+    starts = {("t", 1): 40, ("u", 0): 0}
+    fresh = Positions({("t", 0): 100}, PARTITIONS, REMOTES, fresh=True)
+    assert lag_point(fresh, ends, starts, {}, now=0, idle_latency_ms=None)["records"] == 160
+    restarted = Positions({("t", 0): 100}, PARTITIONS, REMOTES, fresh=False)
+    assert lag_point(restarted, ends, starts, {}, now=0, idle_latency_ms=None)["records"] == 0, \
+        "a restarted application does not know yet: no spike"
