@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from tests.integration import kafka_tools
+from tests.integration import kafka_tools, mm2_client
 from tests.integration.kafka_tools import Record
 from tests.integration.test_mirror_end_to_end import create_clusters, wait_for_status
 
@@ -36,7 +36,8 @@ def consume(bootstrap: str, group: str, topic: str, limit: int | None, idle_seco
     last_record = time.monotonic()
     try:
         while (limit is None or len(seen) < limit) and time.monotonic() - last_record < idle_seconds:
-            for message in consumer.consume(min(500, (limit or 500) - len(seen)) or 1, timeout=0.5):
+            wanted = 500 if limit is None else min(500, limit - len(seen))
+            for message in consumer.consume(wanted, timeout=0.5):
                 if message.error() is None:
                     seen.append((message.partition(), message.offset(), message.value()))
                     last_record = time.monotonic()
@@ -102,6 +103,14 @@ def test_consumer_fails_over_at_the_translated_offset(api, devstack, control_pla
     target_offsets = committed(west, group, remote, PARTITIONS)
     assert target_offsets == {p["partition"]: p["translated_offset"] for p in entry["partitions"]}
 
+    # MM2's own client (RemoteClusterUtils.translateOffsets) reads our checkpoints like our API does.
+    props = mm2_client.IDENTITY_POLICY if policy == "identity" else {}
+    java = mm2_client.translate_offsets(west, "east", group, **props)
+    response = api.get("/api/v1/offsets/translate/", {"group": group, "source": "east", "target": "west"})
+    assert response.status_code == 200, response.content
+    ours = {(o["topic"], o["partition"]): o["offset"] for o in response.json()["offsets"]}
+    assert java == ours == {(remote, p): o for p, o in target_offsets.items()}
+
     after = consume(west, group, remote, None)
     read_before = Counter(value for _, _, value in before)
     read_after = Counter(value for _, _, value in after)
@@ -112,7 +121,8 @@ def test_consumer_fails_over_at_the_translated_offset(api, devstack, control_pla
     assert all(n <= OFFSET_LAG_MAX for n in reread_per_partition.values()), reread_per_partition
     assert sum(p["reprocess"] for p in entry["partitions"]) == reread, "the status predicts the records re-read"
     figures(f"failover ({policy}): source commit {sorted(source_offsets.items())} -> target group "
-            f"{sorted(target_offsets.items())} on {remote}, {sync_seconds:.1f} s after the commit; "
+            f"{sorted(target_offsets.items())} on {remote}, {sync_seconds:.1f} s after the commit "
+            f"(RemoteClusterUtils.translateOffsets and our API agree: {sorted(java.values())}); "
             f"0 missed, {reread} re-read (per partition {dict(sorted(reread_per_partition.items()))}, "
             f"offset.lag.max={OFFSET_LAG_MAX})")
 
