@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, Producer
 
 from spark_runtime.admin import ClusterError, KafkaAdmin
 from spark_runtime.config import MirrorConfig
@@ -38,6 +38,7 @@ class HeartbeatConnector(Connector):
         self.next_emit = 0.0
         self.emitted = 0
         self._delivery_error: str | None = None
+        self._drop_source_side = False
 
     @property
     def off_reason(self) -> str | None:
@@ -78,6 +79,10 @@ class HeartbeatConnector(Connector):
             return
         for producer in self.producers.values():
             producer.poll(0)
+        if self._drop_source_side:
+            self._drop_source_side = False
+            self.monitor.stop()
+            self.producers.pop("source", None)
         if self._delivery_error:
             error, self._delivery_error = self._delivery_error, None
             raise RuntimeError(f"writing heartbeats failed: {error}")
@@ -90,10 +95,17 @@ class HeartbeatConnector(Connector):
             self.emitted += 1
             self.next_emit = now + self.settings.get_float("emit.heartbeats.interval.seconds", 1.0)
 
-    def _delivered(self, side: str, error) -> None:
-        if error is not None:
-            alias = self.config.source.alias if side == "source" else self.config.target.alias
-            self._delivery_error = f"to {self.topic!r} on {alias!r}: {error}"
+    def _delivered(self, side: str, error: KafkaError | None) -> None:
+        if error is None:
+            return
+        alias = self.config.source.alias if side == "source" else self.config.target.alias
+        if side == "source" and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+            # The topic exists but we may not write it: MM2's heartbeats on the target still flow.
+            self.source_note = (f"may not write heartbeats on {alias!r} ({error.str()}): "
+                                "the link's latency is not measured")
+            self._drop_source_side = True
+            return
+        self._delivery_error = f"to {self.topic!r} on {alias!r}: {error}"
 
     def status(self) -> dict:
         return super().status() | {"emitted": self.emitted, "detail": self.off_reason or self.source_note,

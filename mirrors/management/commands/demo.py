@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -32,6 +32,10 @@ from mirrors.services.status import live_status
 ROOT = Path(settings.BASE_DIR)
 DEMO_TOPICS = {"orders": 6, "payments": 3}
 MIRROR = "east-to-west"
+DEMO_GROUP = "billing"
+# Shorter than MM2's defaults (60 s, 60 s, 10 min) so the dashboard shows checkpoints quickly.
+DEMO_CHECKPOINTS = {"emit.checkpoints.interval.seconds": "5", "sync.group.offsets.enabled": "true",
+                    "sync.group.offsets.interval.seconds": "10", "refresh.groups.interval.seconds": "15"}
 
 
 class Command(BaseCommand):
@@ -77,6 +81,7 @@ class Command(BaseCommand):
                                "--pool", "solo", "--loglevel", "INFO", "-n", "demo@%h",
                                "--schedule", str(var / "celerybeat-schedule")], var / "demo-celery.log", env, "celery")
         threading.Thread(target=self._traffic, args=(rate,), daemon=True).start()
+        threading.Thread(target=self._consumer, daemon=True).start()
         if not processes.wait_until(lambda: processes.port_open(port), 60):
             raise SystemExit(f"the web app did not start: see {var / 'demo-web.log'}")
 
@@ -115,7 +120,8 @@ class Command(BaseCommand):
         if not Mirror.objects.filter(name=MIRROR).exists():
             create_mirror(name=MIRROR, source=Cluster.objects.get(alias="east"),
                           target=Cluster.objects.get(alias="west"), topics="orders, payments",
-                          connectors={"source": {"tasks_max": 2, "config": {"refresh.topics.interval.seconds": "30"}}})
+                          connectors={"source": {"tasks_max": 2, "config": {"refresh.topics.interval.seconds": "30"}},
+                                      "checkpoint": {"config": DEMO_CHECKPOINTS}})
         else:
             # New clusters on every run: bump the generation so the application restarts against them.
             mirror = Mirror.objects.get(name=MIRROR)
@@ -136,6 +142,19 @@ class Command(BaseCommand):
             producer.poll(0)
             time.sleep(max(0.0, 0.1 - (time.monotonic() - started)))
         producer.flush(5)
+
+    def _consumer(self) -> None:
+        """A consumer group on east whose offsets the checkpoint connector translates to west."""
+        consumer = Consumer({"bootstrap.servers": self.stack.clusters["east"].bootstrap_servers,
+                             "group.id": DEMO_GROUP, "auto.offset.reset": "earliest",
+                             "auto.commit.interval.ms": "2000"})
+        consumer.subscribe(["orders"])
+        try:
+            while not self.stop_traffic.is_set():
+                consumer.consume(500, timeout=0.5)
+                time.sleep(0.2)  # a little slower than the traffic: the group has some lag
+        finally:
+            consumer.close()
 
     def _spawn(self, name: str, argv: list[str], log: Path, env: dict, marker: str) -> None:
         self.children.append((name, processes.spawn(argv, log, env=env, cwd=ROOT).pid, marker))
