@@ -5,11 +5,13 @@ from typing import Any
 from rest_framework import serializers
 
 from mirrors.choices import ConnectorKind, DesiredState, SaslMechanism, SecurityProtocol
+from mirrors.choices import ReplicationPolicy as ReplicationPolicyChoice
 from mirrors.models import Cluster, Connector, Mirror
 from mirrors.services.mirrors import create_mirror, update_mirror
 from spark_runtime.connection import parse_bootstrap_servers
 from spark_runtime.filters import PatternError, compile_patterns
 from spark_runtime.properties import invalid_properties
+from spark_runtime.series import SERIES
 
 # Client properties that have their own field; setting them in `config` would be ambiguous.
 _RESERVED_CLIENT_PROPERTIES = {"bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config",
@@ -200,3 +202,67 @@ class MirrorSerializer(serializers.ModelSerializer):
     def update(self, instance: Mirror, validated_data: dict) -> Mirror:
         connectors = validated_data.pop("connectors", None)
         return update_mirror(instance, connectors=connectors, **validated_data)
+
+
+# -- query parameters ----------------------------------------------------------------------
+MAX_POINTS = 50_000
+_EPOCH_SECONDS_MAX = 1e11  # year 5138: larger values are milliseconds by mistake
+
+
+class _EpochSecondsField(serializers.FloatField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(required=False, min_value=0, max_value=_EPOCH_SECONDS_MAX, error_messages={
+            "max_value": "expected seconds since the epoch, not milliseconds"}, **kwargs)
+
+
+class SeriesQuerySerializer(serializers.Serializer):
+    """`?series=heartbeat|lag|checkpoint&since=&until=&limit=` of a mirror's metrics."""
+
+    series = serializers.ChoiceField(choices=SERIES, error_messages={
+        "invalid_choice": f'unknown series "{{input}}": use one of {", ".join(SERIES)}'})
+    since = _EpochSecondsField(help_text="seconds since the epoch; default: 15 minutes before `until`")
+    until = _EpochSecondsField(help_text="seconds since the epoch; default: now")
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=MAX_POINTS,
+                                     help_text="at most this many points, the newest of the window")
+
+    def validate(self, attrs: dict) -> dict:
+        if "since" in attrs and "until" in attrs and attrs["since"] > attrs["until"]:
+            raise serializers.ValidationError({"since": "must not be after until"})
+        return attrs
+
+
+class _TimeoutField(serializers.FloatField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(required=False, min_value=0.5, max_value=60,
+                         help_text="seconds to wait for the cluster (default 9)", **kwargs)
+
+
+class TranslateQuerySerializer(serializers.Serializer):
+    """`?group=&source=&target=[&timeout=&replication_policy=&separator=]` of offset translation."""
+
+    group = serializers.CharField(max_length=255, trim_whitespace=False)
+    source = ClusterAliasField(help_text="alias of the cluster the group consumes from now")
+    target = ClusterAliasField(help_text="alias of the cluster to translate its offsets to")
+    timeout = _TimeoutField()
+    replication_policy = serializers.ChoiceField(
+        choices=ReplicationPolicyChoice.values, required=False,
+        help_text="default: that of a mirror source -> target, else MM2's default policy")
+    separator = serializers.CharField(required=False, max_length=8, help_text="default: the mirror's, else '.'")
+
+    def validate_separator(self, value: str) -> str:
+        if any(ch.isspace() for ch in value):
+            raise serializers.ValidationError("a separator must be non-empty and without spaces")
+        return value
+
+    def validate(self, attrs: dict) -> dict:
+        if attrs["source"] == attrs["target"]:
+            raise serializers.ValidationError({"target": "source and target must be different clusters"})
+        return attrs
+
+
+class ReplicationQuerySerializer(serializers.Serializer):
+    """`?source=A[&timeout=]` of a cluster's replication topology."""
+
+    source = serializers.CharField(required=False, max_length=255,
+                                   help_text="an upstream alias to report hops for even when unknown (-1)")
+    timeout = _TimeoutField()

@@ -3,7 +3,7 @@ from drf_spectacular.views import SpectacularAPIView
 from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
-from mirrors.api.views import ClusterViewSet, MirrorViewSet
+from mirrors.api.views import ClusterViewSet, MirrorViewSet, OffsetTranslateView
 
 router = DefaultRouter()
 router.register("clusters", ClusterViewSet)
@@ -12,5 +12,6 @@ router.register("mirrors", MirrorViewSet)
 urlpatterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("offsets/translate/", OffsetTranslateView.as_view(), name="offsets-translate"),
     path("", include(router.urls)),
 ]

@@ -1,15 +1,42 @@
+import time
+
+import redis
 from django.db.models import ProtectedError, Q
 from drf_spectacular.utils import extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from mirrors.api.serializers import ClusterSerializer, MirrorSerializer
+from mirrors.api.serializers import (
+    ClusterSerializer,
+    MirrorSerializer,
+    ReplicationQuerySerializer,
+    SeriesQuerySerializer,
+    TranslateQuerySerializer,
+)
 from mirrors.models import Cluster, Mirror
+from mirrors.services import metrics as mirror_metrics
+from mirrors.services import offsets
 from mirrors.services import status as mirror_status
 from mirrors.services.clusters import check_cluster
 from mirrors.services.mirrors import delete_mirror
+from spark_runtime.admin import ClusterError
+from spark_runtime.policy import ReplicationPolicy
+
+DEFAULT_WINDOW_SECONDS = 15 * 60
+
+
+def _query(serializer_class: type, request: Request) -> dict:
+    """Validated query parameters; a bad one is a 400 naming it."""
+    serializer = serializer_class(data=request.query_params)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def _unavailable(error: Exception | str) -> Response:
+    return Response({"detail": str(error)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
 
 
 class ClusterViewSet(viewsets.ModelViewSet):
@@ -32,6 +59,18 @@ class ClusterViewSet(viewsets.ModelViewSet):
     def check(self, request: Request, alias: str | None = None) -> Response:
         return Response(check_cluster(self.get_object()).to_dict())
 
+    @extend_schema(parameters=[ReplicationQuerySerializer], responses={200: dict, 503: dict})
+    @action(detail=True, methods=["get"])
+    def replication(self, request: Request, alias: str | None = None) -> Response:
+        """Clusters replicating into this one and their hop counts, from its heartbeat topics (MM2's MirrorClient)."""
+        cluster = self.get_object()
+        query = _query(ReplicationQuerySerializer, request)
+        sources = (query["source"],) if "source" in query else ()
+        try:
+            return Response(offsets.replication_info(cluster, sources, timeout=query.get("timeout")))
+        except ClusterError as error:
+            return _unavailable(error)
+
 
 class MirrorViewSet(viewsets.ModelViewSet):
     queryset = Mirror.objects.select_related("source", "target").prefetch_related("connectors")
@@ -45,3 +84,35 @@ class MirrorViewSet(viewsets.ModelViewSet):
     @action(detail=True, methods=["get"])
     def status(self, request: Request, name: str | None = None) -> Response:
         return Response(mirror_status.describe(self.get_object()))
+
+    @extend_schema(parameters=[SeriesQuerySerializer], responses={200: dict, 503: dict})
+    @action(detail=True, methods=["get"])
+    def metrics(self, request: Request, name: str | None = None) -> Response:
+        """Points of one time series (heartbeat, lag, checkpoint), oldest first; default: the last 15 minutes."""
+        mirror = self.get_object()
+        query = _query(SeriesQuerySerializer, request)
+        until = query.get("until", time.time())
+        since = query.get("since", until - DEFAULT_WINDOW_SECONDS)
+        try:
+            points = mirror_metrics.read_series(mirror.name, query["series"], since, until, query.get("limit"))
+        except redis.RedisError as error:
+            return _unavailable(f"cannot read the {query['series']} series: {error}")
+        return Response({"mirror": mirror.name, "series": query["series"], "since": since, "until": until,
+                         "points": points})
+
+
+class OffsetTranslateView(APIView):
+    @extend_schema(parameters=[TranslateQuerySerializer], responses={200: dict, 503: dict})
+    def get(self, request: Request) -> Response:
+        """A consumer group's offsets on `target` from the checkpoints of flow source -> target (MM2's
+        RemoteClusterUtils.translateOffsets)."""
+        query = _query(TranslateQuerySerializer, request)
+        source, target = query["source"], query["target"]
+        policy = offsets.policy_for(source, target)
+        if "replication_policy" in query or "separator" in query:
+            policy = ReplicationPolicy(query.get("replication_policy", policy.kind),
+                                       query.get("separator", policy.separator), policy.internal_separator_enabled)
+        try:
+            return Response(offsets.translate(query["group"], source, target, policy, query.get("timeout")))
+        except ClusterError as error:
+            return _unavailable(error)

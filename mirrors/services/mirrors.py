@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+import redis
 from django.db import transaction
 
 from mirrors.choices import ConnectorKind
 from mirrors.models import Cluster, Connector, Mirror
+from mirrors.services.redis_client import get_redis
+from spark_runtime import series
+
+log = logging.getLogger(__name__)
 
 # Fields whose change needs the application restarted with a new configuration.
 _CONFIG_FIELDS = ("source", "target", "topics", "topics_exclude", "groups", "groups_exclude",
@@ -65,5 +71,15 @@ def update_mirror(mirror: Mirror, *, connectors: dict | None = None, **fields: A
 
 @transaction.atomic
 def delete_mirror(mirror: Mirror) -> None:
-    """Removes the mirror; the supervisor stops its application on its next pass."""
+    """Removes the mirror and, once that is committed, its time series; the supervisor stops its
+    application on its next pass."""
+    name = mirror.name
     mirror.delete()
+    transaction.on_commit(lambda: delete_series(name))
+
+
+def delete_series(name: str) -> None:
+    try:
+        series.delete(get_redis(), name)
+    except redis.RedisError as error:
+        log.warning("series of deleted mirror %s left in Redis: %s", name, error)

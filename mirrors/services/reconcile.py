@@ -19,7 +19,7 @@ from controlplane.infra import processes
 from mirrors.choices import ApplicationState, ConnectorState, DesiredState
 from mirrors.models import Connector, Deployment, Mirror
 from mirrors.services import runtime
-from spark_runtime import channel
+from spark_runtime import channel, series
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,7 @@ class Reconciler:
                 runtime.stop(name, app)
         for deployment in Deployment.objects.exclude(mirror_name__in=names):
             self.redis.delete(channel.desired_key(deployment.mirror_name))
+            series.delete(self.redis, deployment.mirror_name)  # points the application added while stopping
             shutil.rmtree(runtime.work_dir(deployment.mirror_name), ignore_errors=True)
             deployment.delete()
         for mirror in mirrors:

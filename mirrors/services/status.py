@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import redis
 
 from mirrors.models import Deployment, Mirror
+from mirrors.services import metrics
 from mirrors.services.redis_client import get_redis
 from spark_runtime import channel
 
@@ -32,6 +34,9 @@ def describe(mirror: Mirror) -> dict:
             for c in mirror.connectors.all()
         },
         "progress": progress(live),
+        "link": metrics.link_health(mirror, live=live),
+        "checkpoints": checkpoint_groups(live),
+        "lag": metrics.latest_point(mirror.name, "lag"),
     }
 
 
@@ -78,3 +83,17 @@ def progress(live: dict | None) -> dict | None:
         **source.get("metrics", {}),
         "heartbeats_emitted": heartbeat.get("emitted", 0),
     }
+
+
+def checkpoint_groups(live: dict | None, now: float | None = None) -> list[dict] | None:
+    """The checkpoint connector's groups as reported, each partition with its checkpoint's age in seconds."""
+    if live is None:
+        return None
+    now = time.time() if now is None else now
+    groups = ((live.get("connectors") or {}).get("checkpoint") or {}).get("groups") or []
+    return [group | {"partitions": [_with_age(p, now) for p in group.get("partitions") or []]} for group in groups]
+
+
+def _with_age(partition: dict, now: float) -> dict:
+    at = partition.get("checkpoint_at")
+    return partition | {"checkpoint_age_seconds": None if at is None else round(max(0.0, now - at), 1)}

@@ -57,6 +57,7 @@ class HeartbeatConnector(Connector):
         self.producers["target"] = Producer(self.config.target.librdkafka_config() | overrides)
         try:
             self.source_admin.create_topics({self.topic: 1}, replication_factor)
+            self._await_metadata()
         except ClusterError as error:  # e.g. a read-only user on the source: MM2's heartbeats still flow
             self.source_note = (f"cannot write heartbeats on {self.config.source.alias!r} ({error}): "
                                 "the link's latency is not measured")
@@ -65,6 +66,12 @@ class HeartbeatConnector(Connector):
             self.producers["source"] = Producer(self.config.source.librdkafka_config() | overrides)
             self.monitor.start()
         self.next_emit = 0.0
+
+    def _await_metadata(self, timeout: float = 10.0) -> None:
+        """Until the new topic shows in the source's metadata: the source connector lists topics next."""
+        deadline = time.monotonic() + timeout
+        while not self.source_admin.partition_counts([self.topic]) and time.monotonic() < deadline:
+            time.sleep(0.2)
 
     def _halt(self) -> None:
         self.monitor.stop()

@@ -1,0 +1,130 @@
+"""A mirror's time series (heartbeat, lag, checkpoint) and the health of its heartbeat link."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import redis
+
+from mirrors.choices import ConnectorKind, DesiredState, ReplicationPolicy
+from mirrors.models import Connector, Deployment, Mirror
+from mirrors.services.redis_client import get_redis
+from spark_runtime import channel, series
+
+log = logging.getLogger(__name__)
+
+DEFAULT_UNHEALTHY_AFTER_SECONDS = 10.0
+HEALTHY, UNHEALTHY, UNKNOWN = "healthy", "unhealthy", "unknown"
+_READ = object()  # link_health reads the live status itself
+
+
+def read_series(mirror_name: str, name: str, since: float | None = None, until: float | None = None,
+                limit: int | None = None) -> list[dict]:
+    """Points of one series, oldest first; raises redis.RedisError when Redis cannot be read."""
+    return series.read(get_redis(), mirror_name, name, since=since, until=until, limit=limit)
+
+
+def latest_point(mirror_name: str, name: str) -> dict | None:
+    """The newest point of a series, or None (also when Redis is away: a status must still render)."""
+    try:
+        return series.latest(get_redis(), mirror_name, name)
+    except redis.RedisError as error:
+        log.warning("no %s series for %s: %s", name, mirror_name, error)
+        return None
+
+
+def unhealthy_after_seconds(heartbeat: Connector | None) -> float:
+    raw = (heartbeat.config if heartbeat else {}).get("link.unhealthy.after.seconds", DEFAULT_UNHEALTHY_AFTER_SECONDS)
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        return DEFAULT_UNHEALTHY_AFTER_SECONDS
+    return value if value > 0 else DEFAULT_UNHEALTHY_AFTER_SECONDS
+
+
+def _heartbeats_off(mirror: Mirror, heartbeat: Connector | None) -> str | None:
+    if mirror.replication_policy == ReplicationPolicy.LEGACY:
+        return "heartbeats are off with the legacy replication policy (MM1 emulation)"
+    enabled = str((heartbeat.config if heartbeat else {}).get("emit.heartbeats.enabled", "true")).strip().lower()
+    if enabled == "false":
+        return "heartbeats are off (emit.heartbeats.enabled=false on the heartbeat connector)"
+    return None
+
+
+def _observed_state(kind: str, connectors: dict[str, Connector], live: dict | None) -> str | None:
+    """A connector's state as the application reports it now, else as last recorded."""
+    reported = ((live or {}).get("connectors") or {}).get(kind) or {}
+    if reported.get("state"):
+        return reported["state"]
+    connector = connectors.get(kind)
+    return connector.state if connector else None
+
+
+def link_health(mirror: Mirror, now: float | None = None, live: dict | object | None = _READ) -> dict:
+    """Is the heartbeat link source -> target alive: the newest heartbeat arrival against the limit.
+
+    `live`: the application's live status if the caller already has it (None: there is none).
+    """
+    if live is _READ:
+        from mirrors.services.status import live_status  # status shows link health: import here, not on load
+
+        live = live_status(mirror)
+    now = time.time() if now is None else now
+    connectors = {c.kind: c for c in mirror.connectors.all()}
+    heartbeat = connectors.get(ConnectorKind.HEARTBEAT)
+    limit = unhealthy_after_seconds(heartbeat)
+    result = {"state": UNKNOWN, "reason": "", "last_heartbeat_at": None, "latency_ms": None,
+              "unhealthy_after_seconds": limit}
+
+    off = _heartbeats_off(mirror, heartbeat)
+    if off:
+        return result | {"reason": off}
+    try:
+        point = series.latest(get_redis(), mirror.name, "heartbeat")
+    except redis.RedisError as error:
+        return result | {"reason": f"cannot read heartbeats: {error}"}
+    last_at = point["at"] if point else None
+    result |= {"last_heartbeat_at": last_at, "latency_ms": point.get("latency_ms") if point else None}
+    age = None if last_at is None else max(0.0, now - last_at)
+    recent = age is not None and age < limit
+    source = mirror.source.alias
+
+    desired = heartbeat.desired_state if heartbeat else DesiredState.RUNNING
+    if desired != DesiredState.RUNNING:
+        if recent:
+            return result | {"state": HEALTHY, "reason": f"last heartbeat {age:.1f} s ago; "
+                                                           f"the heartbeat connector is {desired}"}
+        return result | {"state": UNHEALTHY, "reason": f"the heartbeat connector is {desired}: "
+                                                       f"no heartbeats are emitted from {source}"}
+    if recent:
+        return result | {"state": HEALTHY, "reason": f"last heartbeat {age:.1f} s ago"}
+
+    started_at = _started_at(mirror)
+    if (last_at is None or last_at < started_at) and now - started_at < limit:
+        return result | {"reason": "waiting for the first heartbeat"}
+    detail = (((live or {}).get("connectors") or {}).get(ConnectorKind.HEARTBEAT) or {}).get("detail")
+    if detail and last_at is None:  # e.g. heartbeats cannot be written on the source: nothing to time
+        return result | {"reason": detail}
+    silence = "yet" if age is None else f"for {age:.0f} s"
+    return result | {"state": UNHEALTHY,
+                     "reason": f"no heartbeat from {source} {silence} (limit {limit:g} s){_suspects(connectors, live)}"}
+
+
+def _started_at(mirror: Mirror) -> float:
+    """When heartbeats could first be expected: the application's submission, else the mirror's creation."""
+    deployment = Deployment.objects.filter(mirror_name=mirror.name).first()
+    moments = [mirror.created_at] + ([deployment.submitted_at] if deployment and deployment.submitted_at else [])
+    return max(moment.timestamp() for moment in moments)
+
+
+def _suspects(connectors: dict[str, Connector], live: dict | None) -> str:
+    """What stands in the heartbeats' way: the source connector carries them, the heartbeat connector emits them."""
+    notes = []
+    if live is None:
+        notes.append("the application reports no status")
+    for kind, role in ((ConnectorKind.SOURCE, "source"), (ConnectorKind.HEARTBEAT, "heartbeat")):
+        state = _observed_state(kind, connectors, live)
+        if state and state != channel.RUNNING:
+            notes.append(f"the {role} connector is {state}")
+    return "".join(f"; {note}" for note in notes)

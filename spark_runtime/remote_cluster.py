@@ -1,0 +1,174 @@
+"""What a target cluster says about replication into it, as MM2's `MirrorClient`/`RemoteClusterUtils`.
+
+- `translate_offsets`: a consumer group's offsets on this cluster, from the checkpoints an
+  upstream flow left here (`<source>.checkpoints.internal`, partition 0 only, as MM2 reads it).
+- `upstream_clusters`, `replication_hops`: from the names of the heartbeat topics alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterable
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
+
+from spark_runtime.admin import ClusterError, describe_error
+from spark_runtime.connection import ClusterConnection
+from spark_runtime.formats import Checkpoint
+from spark_runtime.policy import ReplicationPolicy
+
+log = logging.getLogger(__name__)
+
+# Connection errors that waiting will not cure.
+_REFUSED = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL})
+_NO_ANSWER = frozenset({KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN})
+_NO_TOPIC = frozenset({KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC})
+_SLICE_SECONDS = 0.5
+
+
+class _CheckpointReader:
+    """A group-less, assigned consumer of one partition that turns librdkafka's errors into ClusterErrors."""
+
+    def __init__(self, connection: ClusterConnection, timeout: float) -> None:
+        self.connection = connection
+        self.deadline = time.monotonic() + timeout
+        self.timeout = timeout
+        self.connect_error: KafkaError | None = None
+        self.consumer = Consumer(connection.librdkafka_config() | {
+            "group.id": f"mirrorplane-translate-{uuid.uuid4().hex[:8]}",  # required, never joined or committed
+            "enable.auto.commit": "false",
+            "enable.partition.eof": "true",
+            "auto.offset.reset": "earliest",
+            "fetch.wait.max.ms": "100",
+            "socket.connection.setup.timeout.ms": str(max(1000, int(timeout * 1000))),
+            "error_cb": self._on_error,  # the reason comes back in the ClusterError ...
+            "log_level": "2",  # ... rather than as a FAIL line on stderr per reconnection attempt
+        })
+
+    def _on_error(self, error: KafkaError) -> None:
+        if error.code() != KafkaError._ALL_BROKERS_DOWN or self.connect_error is None:
+            self.connect_error = error
+
+    def remaining(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def fail(self, reason: str | BaseException) -> ClusterError:
+        self.consumer.poll(0)  # serves error_cb: the real reason behind a timeout
+        if isinstance(reason, BaseException):
+            code = reason.args[0].code() if reason.args and isinstance(reason.args[0], KafkaError) else None
+            if code in _NO_ANSWER and self.connect_error is not None:
+                reason = describe_error(KafkaException(self.connect_error))
+            else:
+                reason = describe_error(reason) or f"no answer within {self.timeout:g}s"
+        return ClusterError(f"cluster {self.connection.alias!r} ({self.connection.bootstrap_servers}): {reason}")
+
+    def topic_exists(self, topic: str) -> bool:
+        """Metadata of `topic`, asked in short slices so that a refused connection fails at once."""
+        while True:
+            try:
+                metadata = self.consumer.list_topics(topic, timeout=min(_SLICE_SECONDS, self.remaining()) or 0.01)
+            except KafkaException as error:
+                self.consumer.poll(0)
+                if self.connect_error is not None and self.connect_error.code() in _REFUSED:
+                    raise self.fail(describe_error(KafkaException(self.connect_error))) from None
+                if self.remaining() <= 0:
+                    raise self.fail(error) from None
+                continue
+            found = metadata.topics.get(topic)
+            if found is None or (found.error is not None and found.error.code() in _NO_TOPIC):
+                return False
+            if found.error is not None:
+                raise self.fail(f"reading {topic!r}: {found.error.name()}: {found.error.str()}")
+            return True
+
+    def read(self, topic: str) -> list:
+        """Every record of partition 0 from its beginning to its current end."""
+        try:
+            low, high = self.consumer.get_watermark_offsets(TopicPartition(topic, 0),
+                                                            timeout=max(self.remaining(), 0.01))
+        except KafkaException as error:
+            raise self.fail(error) from None
+        if high <= low:
+            return []
+        self.consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        records, last = [], -1
+        while last < high - 1:
+            if self.remaining() <= 0:
+                raise self.fail(f"read {topic!r} up to offset {last + 1} of {high} within {self.timeout:g}s")
+            for message in self.consumer.consume(10_000, timeout=min(_SLICE_SECONDS, self.remaining())):
+                error = message.error()
+                if error is None:
+                    records.append(message)
+                    last = message.offset()
+                elif error.code() == KafkaError._PARTITION_EOF:
+                    last = high - 1  # nothing more to read (only control records were left)
+                else:
+                    raise self.fail(f"reading {topic!r}: {error.name()}: {error.str()}")
+        return records
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+def translate_offsets(connection: ClusterConnection, policy: ReplicationPolicy, source_alias: str, group: str,
+                      timeout: float = 10.0) -> dict[tuple[str, int], int]:
+    """`group`'s offsets on this (target) cluster per remote topic-partition, from the latest checkpoints
+    of flow `source_alias` -> this cluster. No checkpoints topic: empty (as MM2). Unreachable: ClusterError.
+    """
+    topic = policy.checkpoints_topic(source_alias)
+    reader = _CheckpointReader(connection, timeout)
+    try:
+        if not reader.topic_exists(topic):
+            return {}
+        records = reader.read(topic)
+    finally:
+        reader.close()
+    return latest_checkpoints(((r.offset(), r.key(), r.value()) for r in records), group, topic)
+
+
+def latest_checkpoints(records: Iterable[tuple[int, bytes | None, bytes | None]], group: str,
+                       topic: str = "checkpoints") -> dict[tuple[str, int], int]:
+    """The last downstream offset per topic-partition of `group`'s checkpoints among (offset, key, value)
+    records in order; undecodable ones are logged and skipped."""
+    offsets: dict[tuple[str, int], int] = {}
+    for offset, key, value in records:
+        try:
+            checkpoint = Checkpoint.decode(key, value)
+        except Exception as error:  # noqa: BLE001 - a foreign or damaged record is skipped, as MM2 logs it
+            log.warning("skipping undecodable record at %s-0@%d: %s", topic, offset, error)
+            continue
+        if checkpoint.group == group:
+            offsets[(checkpoint.topic, checkpoint.partition)] = checkpoint.downstream_offset
+    return offsets
+
+
+def _sources(topic: str, policy: ReplicationPolicy) -> list[str]:
+    """The clusters a topic went through, nearest first (`B.A.heartbeats`: B, A); stops at a repeat."""
+    sources: list[str] = []
+    current: str | None = topic
+    while current is not None:
+        source = policy.topic_source(current)
+        if source is None or source in sources:
+            break
+        sources.append(source)
+        upstream = policy.upstream_topic(current)
+        current = upstream if upstream != current else None
+    return sources
+
+
+def heartbeat_topics(topics: Iterable[str], policy: ReplicationPolicy) -> set[str]:
+    return {topic for topic in topics if policy.is_heartbeats_topic(topic)}
+
+
+def upstream_clusters(topics: Iterable[str], policy: ReplicationPolicy) -> set[str]:
+    """Every cluster that replicates into this one, directly or not, by its heartbeat topics' names."""
+    return {source for topic in heartbeat_topics(topics, policy) for source in _sources(topic, policy)}
+
+
+def replication_hops(topics: Iterable[str], policy: ReplicationPolicy, source_alias: str) -> int:
+    """The fewest hops from `source_alias` to this cluster over its heartbeat topics, or -1 if none leads here."""
+    hops = [chain.index(source_alias) + 1 for chain in
+            (_sources(topic, policy) for topic in heartbeat_topics(topics, policy)) if source_alias in chain]
+    return min(hops, default=-1)

@@ -1,0 +1,115 @@
+"""Heartbeat latency, link health and replication lag as time series, on real clusters and real Spark."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import threading
+import time
+
+import pytest
+
+from tests.integration import kafka_tools
+from tests.integration.kafka_tools import Record
+from tests.integration.test_mirror_end_to_end import create_clusters, wait_for_status
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+UNHEALTHY_AFTER = 5
+BACKFILL = 300_000
+
+
+def series(api, name: str, kind: str, since: float) -> list[dict]:
+    response = api.get(f"/api/v1/mirrors/{name}/metrics/", {"series": kind, "since": since})
+    assert response.status_code == 200, response.content
+    return response.json()["points"]
+
+
+def link_state(api, name: str) -> dict:
+    return api.get(f"/api/v1/mirrors/{name}/status/").json()["link"]
+
+
+def wait_for_link(api, name: str, state: str, timeout: float) -> float:
+    started = time.monotonic()
+    wait_for_status(api, name, lambda s: s["link"]["state"] == state, timeout)
+    return time.monotonic() - started
+
+
+def test_heartbeat_latency_series_and_link_health(api, devstack, control_plane, unique, figures):
+    east = devstack.clusters["east"].bootstrap_servers
+    topic, name = f"idle-{unique}", f"link-{unique}"
+    kafka_tools.create_topic(east, topic, 1)
+    create_clusters(api, devstack)
+    assert api.post("/api/v1/mirrors/", {
+        "name": name, "source": "east", "target": "west", "topics": topic,
+        "connectors": {"heartbeat": {"config": {"link.unhealthy.after.seconds": str(UNHEALTHY_AFTER)}}},
+    }, format="json").status_code == 201
+    wait_for_link(api, name, "healthy", 120)
+
+    since = time.time()
+    time.sleep(20)
+    points = [p for p in series(api, name, "heartbeat", since) if p["at"] >= since]
+    gaps = [b["at"] - a["at"] for a, b in itertools.pairwise(points)]
+    latencies = sorted(p["latency_ms"] for p in points)
+    p50 = statistics.median(latencies)
+    assert len(points) >= 12, f"only {len(points)} heartbeat points in 20 s"
+    assert max(gaps) <= 2.5, f"a gap of {max(gaps):.1f} s between heartbeat points"
+    assert p50 < 2000, f"heartbeat latency p50 {p50} ms"
+    assert all(p["flow"] == "east->west" for p in points)
+
+    api.patch(f"/api/v1/mirrors/{name}/", {"connectors": {"source": {"state": "paused"}}}, format="json")
+    paused_at = time.monotonic()
+    wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "PAUSED", 30)
+    wait_for_link(api, name, "unhealthy", UNHEALTHY_AFTER + 15)
+    unhealthy_after = time.monotonic() - paused_at
+    reason = link_state(api, name)["reason"]
+    assert "PAUSED" in reason, reason
+    assert unhealthy_after <= UNHEALTHY_AFTER + 4, f"unhealthy only {unhealthy_after:.1f} s after the pause"
+
+    api.patch(f"/api/v1/mirrors/{name}/", {"connectors": {"source": {"state": "running"}}}, format="json")
+    healthy_after = wait_for_link(api, name, "healthy", 60)
+    figures(f"heartbeat (idle): {len(points)} points in 20 s, gaps {min(gaps):.2f}-{max(gaps):.2f} s, latency "
+            f"p50 {p50:.0f} ms, p90 {latencies[int(len(latencies) * 0.9)]} ms, max {latencies[-1]} ms")
+    figures(f"link: unhealthy {unhealthy_after:.1f} s after pausing the source (limit {UNHEALTHY_AFTER} s, "
+            f"reason {reason!r}); healthy again {healthy_after:.1f} s after resume")
+
+
+def test_lag_series_rises_then_drains_during_a_backfill(api, devstack, control_plane, unique, figures):
+    east = devstack.clusters["east"].bootstrap_servers
+    topic, name = f"backfill-{unique}", f"lag-{unique}"
+    kafka_tools.create_topic(east, topic, 3)
+    create_clusters(api, devstack)
+    assert api.post("/api/v1/mirrors/", {"name": name, "source": "east", "target": "west", "topics": topic},
+                    format="json").status_code == 201
+    wait_for_status(api, name, lambda s: topic in ((s["progress"] or {}).get("topics") or []), 120)
+
+    since = time.time()
+    stamp = int(since * 1000)
+
+    def backfill() -> None:
+        for chunk in range(6):
+            base = chunk * BACKFILL // 6
+            kafka_tools.produce(east, topic, {p: [Record(None, str(i).encode(), (), stamp)
+                                                  for i in range(base + p, base + BACKFILL // 6, 3)]
+                                              for p in range(3)})
+
+    producer = threading.Thread(target=backfill)
+    producer.start()
+    producer.join(300)
+    produced_at = time.time()
+    wait_for_status(api, name, lambda s: (s.get("lag") or {}).get("records") == 0
+                    and (s.get("lag") or {}).get("at", 0) > produced_at + 2, 300)
+    drained_at = time.time()
+    points = [p for p in series(api, name, "lag", since) if "records" in p]
+    records = [p["records"] for p in points]
+    peak = max(records)
+    peak_at = points[records.index(peak)]["at"]
+    assert peak > 0, records
+    assert records[-1] == 0
+    assert any(0 < r < peak for r in records[: records.index(peak)]) or records.index(peak) > 0, "no rise seen"
+    assert any(p["records"] == 0 and p["at"] > peak_at for p in points), "the lag never fell back to 0"
+    busiest = max((part for p in points for part in p["partitions"]), key=lambda part: part["records"])
+    assert busiest["remote_topic"] == f"east.{topic}" and busiest["seconds"] is not None
+    figures(f"lag during a {BACKFILL:,}-record backfill: {len(points)} points, peak {peak:,} records "
+            f"({peak_at - since:.1f} s in, oldest waiting record {max(p['seconds'] for p in points):.1f} s old); "
+            f"produced in {produced_at - since:.1f} s, lag 0 {drained_at - produced_at:.1f} s after the last write")
