@@ -28,8 +28,9 @@ class FakeRedis:
     def set(self, key, value, ex=None):
         self.data[key] = value.encode() if isinstance(value, str) else value
 
-    def delete(self, key):
-        self.data.pop(key, None)
+    def delete(self, *keys):
+        for key in keys:
+            self.data.pop(key, None)
 
 
 class FakeProcesses:
