@@ -61,6 +61,7 @@ def test_killed_driver_is_resubmitted_and_nothing_is_lost(api, devstack, control
     last_offsets = {p: len(expected[p]) - 1 for p in range(PARTITIONS)}
     wait_for_status(api, name, lambda s: {
         p["partition"]: p["last_upstream_offset"] for p in (s["progress"] or {}).get("partitions", [])
+        if p["topic"] == topic
     } == last_offsets, 300)
     target_end = kafka_tools.end_offsets(west, remote)
     total = sum(target_end.values())

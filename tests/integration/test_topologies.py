@@ -9,7 +9,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
-from tests.integration import kafka_tools
+from tests.integration import kafka_tools, mm2_client
 from tests.integration.test_mirror_end_to_end import wait_for_status
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -107,5 +107,18 @@ def test_aggregation_and_chain(api, devstack, north, control_plane, unique, figu
         assert sum(map(len, received.values())) == count, remote
     figures(f"aggregation + chain: north has {sorted(expected)} after {time.monotonic() - started:.0f}s")
     assert f"east.west.{topic}" not in topics_of(north)
+
+    # Heartbeats travel the chain too; MM2's own client and our API read the same topology from them.
+    deadline = time.monotonic() + 60
+    while "west.east.heartbeats" not in topics_of(north) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert {"east.heartbeats", "west.heartbeats", "west.east.heartbeats"} <= topics_of(north)
+    ours = api.get("/api/v1/clusters/north/replication/").json()
+    java_upstream = mm2_client.upstream_clusters(north)
+    java_hops = {alias: mm2_client.replication_hops(north, alias) for alias in ("east", "west")}
+    assert {"east", "west"} <= set(ours["upstream_clusters"]) == java_upstream
+    assert {alias: ours["hops"][alias] for alias in ("east", "west")} == java_hops == {"east": 1, "west": 1}
+    figures(f"chain heartbeats: north's upstream clusters {sorted(java_upstream)}, hops {java_hops} "
+            "(MirrorClient and our API agree)")
     for name in (f"agg-en-{unique}", f"agg-wn-{unique}", f"agg-ew-{unique}"):
         assert wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "RUNNING", 30)
