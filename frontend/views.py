@@ -4,6 +4,7 @@ from django.shortcuts import render
 
 from mirrors.choices import ConnectorKind
 from mirrors.models import Mirror
+from mirrors.services.metrics import latest_point, link_health
 from mirrors.services.status import application_status
 
 
@@ -11,6 +12,7 @@ from mirrors.services.status import application_status
 def dashboard(request: HttpRequest) -> HttpResponse:
     mirrors = Mirror.objects.select_related("source", "target").prefetch_related("connectors")
     order = {kind: i for i, kind in enumerate(ConnectorKind.values)}  # the table's column order
-    rows = [{"mirror": m, "application": application_status(m),
+    rows = [{"mirror": m, "application": application_status(m), "link": link_health(m),
+             "lag": latest_point(m.name, "lag"),
              "connectors": sorted(m.connectors.all(), key=lambda c: order[c.kind])} for m in mirrors]
     return render(request, "frontend/dashboard.html", {"rows": rows})
