@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 SAMPLE_SECONDS = 2.0
 MAX_TIMED_PARTITIONS = 100  # partitions whose oldest waiting record is looked up per sample
+LOOKUP_SECONDS = 1.5  # a partition not answered by then has its age left out of this sample (None)
 
 Partition = tuple[str, int]
 
@@ -72,7 +73,8 @@ class LagSampler:
         self.last: dict | None = None
         self.error: str | None = None
         self._consumer = Consumer(source.librdkafka_config() | {
-            "group.id": f"mirrorplane-lag-{uuid.uuid4().hex[:8]}", "enable.auto.commit": "false"})
+            "group.id": f"mirrorplane-lag-{uuid.uuid4().hex[:8]}", "enable.auto.commit": "false",
+            "fetch.wait.max.ms": "50", "fetch.max.bytes": "1048576", "max.partition.fetch.bytes": "65536"})
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lag-sampler", daemon=True)
 
@@ -116,7 +118,7 @@ class LagSampler:
         chosen = sorted(waiting, key=lambda tp: -waiting[tp])[:MAX_TIMED_PARTITIONS]
         self._consumer.assign([TopicPartition(t, p, waiting[(t, p)]) for t, p in chosen])
         found: dict[Partition, int] = {}
-        deadline = time.monotonic() + 1.0
+        deadline = time.monotonic() + LOOKUP_SECONDS
         while len(found) < len(chosen) and time.monotonic() < deadline:
             for message in self._consumer.consume(len(chosen), timeout=0.2):
                 if message.error() is None:
