@@ -28,9 +28,9 @@ from spark_runtime.acl_sync import TopicAcl
 from spark_runtime.connection import ClusterConnection
 
 # Connection errors that retrying will not cure: stop waiting and report them.
-_REFUSED = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL})
+REFUSED_ERRORS = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL})
 # Errors that only say "no answer"; librdkafka tells the real reason through error_cb.
-_NO_ANSWER = frozenset({KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN})
+NO_ANSWER_ERRORS = frozenset({KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN})
 
 
 class ClusterError(RuntimeError):
@@ -89,7 +89,7 @@ class KafkaAdmin:
                 return future.result(timeout=0.1)
             except concurrent.futures.TimeoutError:
                 self.client.poll(0)
-                if self._connect_error is not None and self._connect_error.code() in _REFUSED:
+                if self._connect_error is not None and self._connect_error.code() in REFUSED_ERRORS:
                     raise KafkaException(self._connect_error) from None
                 if time.monotonic() >= deadline:
                     raise
@@ -242,7 +242,7 @@ class KafkaAdmin:
         self.client.poll(0)
         no_answer = isinstance(error, concurrent.futures.TimeoutError) or (
             isinstance(error, KafkaException) and bool(error.args) and isinstance(error.args[0], KafkaError)
-            and error.args[0].code() in _NO_ANSWER)
+            and error.args[0].code() in NO_ANSWER_ERRORS)
         if no_answer and self._connect_error is not None:
             reason = describe_error(KafkaException(self._connect_error))
         else:

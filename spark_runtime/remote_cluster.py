@@ -14,16 +14,13 @@ from collections.abc import Iterable
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
-from spark_runtime.admin import ClusterError, describe_error
+from spark_runtime.admin import NO_ANSWER_ERRORS, REFUSED_ERRORS, ClusterError, describe_error
 from spark_runtime.connection import ClusterConnection
 from spark_runtime.formats import Checkpoint
 from spark_runtime.policy import ReplicationPolicy
 
 log = logging.getLogger(__name__)
 
-# Connection errors that waiting will not cure.
-_REFUSED = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL})
-_NO_ANSWER = frozenset({KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN})
 _NO_TOPIC = frozenset({KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC})
 _SLICE_SECONDS = 0.5
 
@@ -58,7 +55,7 @@ class _CheckpointReader:
         self.consumer.poll(0)  # serves error_cb: the real reason behind a timeout
         if isinstance(reason, BaseException):
             code = reason.args[0].code() if reason.args and isinstance(reason.args[0], KafkaError) else None
-            if code in _NO_ANSWER and self.connect_error is not None:
+            if code in NO_ANSWER_ERRORS and self.connect_error is not None:
                 reason = describe_error(KafkaException(self.connect_error))
             else:
                 reason = describe_error(reason) or f"no answer within {self.timeout:g}s"
@@ -71,7 +68,7 @@ class _CheckpointReader:
                 metadata = self.consumer.list_topics(topic, timeout=min(_SLICE_SECONDS, self.remaining()) or 0.01)
             except KafkaException as error:
                 self.consumer.poll(0)
-                if self.connect_error is not None and self.connect_error.code() in _REFUSED:
+                if self.connect_error is not None and self.connect_error.code() in REFUSED_ERRORS:
                     raise self.fail(describe_error(KafkaException(self.connect_error))) from None
                 if self.remaining() <= 0:
                     raise self.fail(error) from None
