@@ -60,6 +60,7 @@ def test_heartbeat_latency_series_and_link_health(api, devstack, control_plane, 
     api.patch(f"/api/v1/mirrors/{name}/", {"connectors": {"source": {"state": "paused"}}}, format="json")
     paused_at = time.monotonic()
     wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "PAUSED", 30)
+    pause_seen = time.monotonic() - paused_at
     wait_for_link(api, name, "unhealthy", UNHEALTHY_AFTER + 15)
     unhealthy_after = time.monotonic() - paused_at
     reason = link_state(api, name)["reason"]
@@ -70,7 +71,8 @@ def test_heartbeat_latency_series_and_link_health(api, devstack, control_plane, 
     healthy_after = wait_for_link(api, name, "healthy", 60)
     figures(f"heartbeat (idle): {len(points)} points in 20 s, gaps {min(gaps):.2f}-{max(gaps):.2f} s, latency "
             f"p50 {p50:.0f} ms, p90 {latencies[int(len(latencies) * 0.9)]} ms, max {latencies[-1]} ms")
-    figures(f"link: unhealthy {unhealthy_after:.1f} s after pausing the source (limit {UNHEALTHY_AFTER} s, "
+    figures(f"link: unhealthy {unhealthy_after:.1f} s after the PATCH pausing the source (PAUSED seen after "
+            f"{pause_seen:.1f} s; limit {UNHEALTHY_AFTER} s, "
             f"reason {reason!r}); healthy again {healthy_after:.1f} s after resume")
 
 
