@@ -57,3 +57,4 @@ class ApplicationState(models.TextChoices):
     STARTING = "starting"
     RUNNING = "running"
     BACKOFF = "backoff"
+    FAILED = "failed"  # gave up after max_restarts; an operator's restart submits it again

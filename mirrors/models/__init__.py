@@ -1,5 +1,6 @@
 from mirrors.models.cluster import Cluster
 from mirrors.models.deployment import Deployment
+from mirrors.models.event import Event
 from mirrors.models.mirror import Connector, Mirror
 
-__all__ = ["Cluster", "Connector", "Deployment", "Mirror"]
+__all__ = ["Cluster", "Connector", "Deployment", "Event", "Mirror"]

@@ -29,6 +29,8 @@ class Mirror(models.Model):
     )
     separator = models.CharField(max_length=8, default=".")
     generation = models.PositiveIntegerField(default=1)
+    spark = models.JSONField(default=dict, blank=True,
+                             help_text="spark-submit resources: driver_memory, executor_memory, executor_cores, ...")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
