@@ -13,5 +13,7 @@ urlpatterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("offsets/translate/", OffsetTranslateView.as_view(), name="offsets-translate"),
+    path("", include("mirrors.api.lifecycle_urls")),
+    path("", include("mirrors.api.interchange_urls")),
     path("", include(router.urls)),
 ]
