@@ -17,10 +17,11 @@ from mirrors.api.serializers import (
     TranslateQuerySerializer,
 )
 from mirrors.models import Cluster, Mirror
+from mirrors.services import events, offsets
 from mirrors.services import metrics as mirror_metrics
-from mirrors.services import offsets
 from mirrors.services import status as mirror_status
 from mirrors.services.clusters import check_cluster
+from mirrors.services.events import actor_of
 from mirrors.services.mirrors import delete_mirror
 from spark_runtime.admin import ClusterError
 from spark_runtime.policy import ReplicationPolicy
@@ -44,6 +45,15 @@ class ClusterViewSet(viewsets.ModelViewSet):
     serializer_class = ClusterSerializer
     lookup_field = "alias"
 
+    def perform_create(self, serializer: ClusterSerializer) -> None:
+        cluster = serializer.save()
+        events.action(actor_of(self.request.user), "create", cluster=cluster.alias)
+
+    def perform_update(self, serializer: ClusterSerializer) -> None:
+        cluster = serializer.save()
+        changed = sorted(set(serializer.validated_data))  # names only: values may be secrets
+        events.action(actor_of(self.request.user), "update", cluster=cluster.alias, detail=f"fields {changed}")
+
     def destroy(self, request: Request, *args, **kwargs) -> Response:
         cluster = self.get_object()
         try:
@@ -52,6 +62,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
             names = sorted(Mirror.objects.filter(Q(source=cluster) | Q(target=cluster)).values_list("name", flat=True))
             return Response({"detail": f"cluster {cluster.alias!r} is used by mirrors {names}: delete them first"},
                             status=status.HTTP_409_CONFLICT)
+        events.action(actor_of(request.user), "delete", cluster=cluster.alias)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(request=None, responses={200: dict})
@@ -77,8 +88,24 @@ class MirrorViewSet(viewsets.ModelViewSet):
     serializer_class = MirrorSerializer
     lookup_field = "name"
 
+    def perform_create(self, serializer: MirrorSerializer) -> None:
+        mirror = serializer.save()
+        events.action(actor_of(self.request.user), "create", mirror=mirror.name,
+                      detail=f"{mirror.source.alias} -> {mirror.target.alias}")
+
+    def perform_update(self, serializer: MirrorSerializer) -> None:
+        before = {c.kind: c.desired_state for c in serializer.instance.connectors.all()}
+        mirror = serializer.save()
+        events.action(actor_of(self.request.user), "update", mirror=mirror.name,
+                      detail=f"fields {sorted(serializer.validated_data)}; generation {mirror.generation}")
+        for connector in mirror.connectors.all():
+            if before.get(connector.kind) != connector.desired_state:
+                events.action(actor_of(self.request.user), "set-state", mirror=mirror.name, connector=connector.kind,
+                              from_state=before.get(connector.kind, ""), to_state=connector.desired_state)
+
     def perform_destroy(self, instance: Mirror) -> None:
         delete_mirror(instance)
+        events.action(actor_of(self.request.user), "delete", mirror=instance.name)
 
     @extend_schema(responses={200: dict})
     @action(detail=True, methods=["get"])

@@ -18,7 +18,7 @@ from django.utils import timezone
 from controlplane.infra import processes
 from mirrors.choices import ApplicationState, ConnectorState, DesiredState
 from mirrors.models import Connector, Deployment, Mirror
-from mirrors.services import runtime
+from mirrors.services import events, runtime
 from spark_runtime import channel, series
 
 log = logging.getLogger(__name__)
@@ -69,8 +69,9 @@ class Reconciler:
             status = None  # the old configuration's application is on its way out
 
         should_run = any(c.desired_state != DesiredState.STOPPED for c in connectors.values())
+        previous_state = deployment.state
         if should_run:
-            self._keep_running(mirror, deployment, app, status, now)
+            self._keep_running(mirror, deployment, app, status, now, list(connectors.values()))
         else:
             if app.groups:
                 log.info("stopping the application of %s: every connector is stopped", mirror.name)
@@ -79,6 +80,10 @@ class Reconciler:
             deployment.consecutive_failures, deployment.next_attempt_at = 0, None
         if _snapshot(deployment) != before:
             deployment.save()
+        if deployment.state != previous_state:
+            events.transition(mirror=mirror.name, what="application", from_state=previous_state,
+                              to_state=deployment.state, detail=deployment.last_error
+                              if deployment.state in (ApplicationState.BACKOFF, ApplicationState.FAILED) else "")
         for connector in connectors.values():
             self._observe(connector, deployment, status, now)
 
@@ -99,7 +104,11 @@ class Reconciler:
         return runtime.AppProcesses({keep: app.groups[keep]})
 
     def _keep_running(self, mirror: Mirror, deployment: Deployment, app: runtime.AppProcesses,
-                      status: dict | None, now: datetime) -> None:
+                      status: dict | None, now: datetime, connectors: list[Connector]) -> None:
+        if deployment.state == ApplicationState.FAILED:
+            if deployment.generation == mirror.generation:
+                return  # given up after max_restarts: an operator's restart (or a new configuration) revives it
+            deployment.state, deployment.restarts, deployment.consecutive_failures = ApplicationState.NOT_RUNNING, 0, 0
         if app.drivers:
             deployment.pid = app.drivers[0]
             started = deployment.submitted_at or now
@@ -109,15 +118,18 @@ class Reconciler:
                     deployment.consecutive_failures = 0
             elif now - started > timedelta(seconds=settings.APP_STALE_SECONDS):
                 self._failed(deployment, f"no status report for {settings.APP_STALE_SECONDS:.0f}s: "
-                                         "the application is stuck and was stopped", now)
+                                         "the application is stuck and was stopped", now, connectors)
                 runtime.stop(mirror.name, app)
             return
         if deployment.pid:
             processes.reap(deployment.pid)
             if deployment.generation == mirror.generation and deployment.state != ApplicationState.BACKOFF:
                 tail = runtime.driver_log_tail(mirror.name, lines=8)
-                self._failed(deployment, "the application exited unexpectedly" + (f":\n{tail}" if tail else ""), now)
+                self._failed(deployment, "the application exited unexpectedly" + (f":\n{tail}" if tail else ""),
+                             now, connectors)
             deployment.pid = None
+        if deployment.state == ApplicationState.FAILED:
+            return  # it just failed for the last time
         if deployment.next_attempt_at and now < deployment.next_attempt_at:
             deployment.state = ApplicationState.BACKOFF
             return
@@ -129,7 +141,15 @@ class Reconciler:
         deployment.submissions += 1
         deployment.submitted_at, deployment.next_attempt_at = now, None
 
-    def _failed(self, deployment: Deployment, reason: str, now: datetime) -> None:
+    def _failed(self, deployment: Deployment, reason: str, now: datetime, connectors: list[Connector]) -> None:
+        limit = restart_limit(connectors)
+        if limit is not None and deployment.restarts >= limit:
+            log.error("application of %s failed and is not restarted (%d restarts, limit %d): %s",
+                      deployment.mirror_name, deployment.restarts, limit, reason)
+            deployment.last_error = (f"{reason}\n(not restarted: {deployment.restarts} restarts "
+                                     f"reached the limit {limit})")
+            deployment.state, deployment.next_attempt_at = ApplicationState.FAILED, None
+            return
         deployment.consecutive_failures += 1
         deployment.restarts += 1
         delay = backoff_seconds(deployment.consecutive_failures)
@@ -168,6 +188,8 @@ class Reconciler:
             state, error, tasks = reported["state"], reported.get("error") or "", reported.get("tasks", [])
             if reported.get("restart") != connector.restart_token:
                 state, tasks = ConnectorState.RESTARTING, []
+        elif deployment.state == ApplicationState.FAILED:
+            state, error = ConnectorState.FAILED, deployment.last_error
         elif deployment.state == ApplicationState.BACKOFF:
             state, error = ConnectorState.RESTARTING, deployment.last_error
         else:
@@ -175,6 +197,8 @@ class Reconciler:
         if (connector.state, connector.error, connector.tasks) == (state, error, tasks):
             return
         if connector.state != state:
+            events.transition(mirror=connector.mirror.name, connector=connector.kind, from_state=connector.state,
+                              to_state=state, detail=error if state == ConnectorState.FAILED else "")
             connector.state_changed_at = now
             if state != ConnectorState.FAILED:
                 connector.next_restart_at = None
@@ -182,6 +206,16 @@ class Reconciler:
         connector.save(update_fields=["state", "error", "tasks", "state_changed_at", "next_restart_at"])
         if state == ConnectorState.FAILED:
             self._auto_restart(connector, now)  # schedule the first restart without waiting a pass
+
+
+def restart_limit(connectors: list[Connector]) -> int | None:
+    """How often a dead application is submitted again: the strictest `max_restarts` of the connectors
+    that should run; 0 when none of them has auto-restart enabled; None for no limit."""
+    running = [c for c in connectors if c.desired_state != DesiredState.STOPPED]
+    if not any(c.auto_restart_enabled for c in running):
+        return 0
+    limits = [c.max_restarts for c in running if c.auto_restart_enabled and c.max_restarts is not None]
+    return min(limits) if limits else None
 
 
 def _snapshot(deployment: Deployment) -> tuple:

@@ -192,3 +192,48 @@ def test_max_restarts_leaves_the_connector_failed(world):
 
 def test_backoff_doubles_up_to_a_minute():
     assert [backoff_seconds(n) for n in (1, 2, 3, 4, 7, 20)] == [1, 2, 4, 8, 60, 60]
+
+
+def test_application_gives_up_after_max_restarts_and_an_operator_restart_revives_it(world):
+    from mirrors.models import Event
+    from mirrors.services import lifecycle
+
+    fake, redis, mirror = world
+    Connector.objects.filter(mirror=mirror).update(max_restarts=2)
+    Reconciler(redis).run()
+    for _ in range(3):
+        fake.kill("m")
+        Reconciler(redis).run()
+        Deployment.objects.filter(mirror_name="m").update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+        Reconciler(redis).run()
+    deployment = Deployment.objects.get(mirror_name="m")
+    assert fake.submitted == ["m", "m", "m"], "two restarts, then no more"
+    assert deployment.state == "failed" and deployment.restarts == 2
+    assert "reached the limit 2" in deployment.last_error
+    assert set(Connector.objects.values_list("state", flat=True)) == {"FAILED"}
+    assert "exited unexpectedly" in Connector.objects.get(kind="source").error
+    steps = list(Event.objects.filter(mirror="m", action="application").order_by("id")
+                 .values_list("from_state", "to_state"))
+    assert steps.count(("running", "backoff")) + steps.count(("starting", "backoff")) == 2
+    assert steps[-1][1] == "failed"
+
+    lifecycle.restart(Connector.objects.get(kind="source"), "alice")
+    Reconciler(redis).run()
+    assert fake.submitted == ["m", "m", "m", "m"]
+    assert Deployment.objects.get(mirror_name="m").restarts == 0
+    assert Event.objects.filter(actor="alice", action="restart", connector="source").exists()
+
+
+def test_restart_limit_is_the_strictest_of_the_connectors_that_should_run(world):
+    from mirrors.services.reconcile import restart_limit
+
+    _, _, mirror = world
+    connectors = list(mirror.connectors.all())
+    assert restart_limit(connectors) is None
+    connectors[0].max_restarts, connectors[1].max_restarts = 5, 3
+    assert restart_limit(connectors) == 3
+    connectors[1].desired_state = "stopped"
+    assert restart_limit(connectors) == 5
+    for connector in connectors:
+        connector.auto_restart_enabled = False
+    assert restart_limit(connectors) == 0
