@@ -78,6 +78,8 @@ class Reconciler:
                 runtime.stop(mirror.name, app)
             deployment.state, deployment.pid = ApplicationState.NOT_RUNNING, None
             deployment.consecutive_failures, deployment.next_attempt_at = 0, None
+        if deployment.state in (ApplicationState.BACKOFF, ApplicationState.FAILED, ApplicationState.NOT_RUNNING):
+            status = None  # what a dead application last reported is no longer true
         if _snapshot(deployment) != before:
             deployment.save()
         if deployment.state != previous_state:
@@ -123,6 +125,7 @@ class Reconciler:
             return
         if deployment.pid:
             processes.reap(deployment.pid)
+            self.redis.delete(channel.status_key(mirror.name))  # the dead application's last words
             if deployment.generation == mirror.generation and deployment.state != ApplicationState.BACKOFF:
                 tail = runtime.driver_log_tail(mirror.name, lines=8)
                 self._failed(deployment, "the application exited unexpectedly" + (f":\n{tail}" if tail else ""),
