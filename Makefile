@@ -11,12 +11,14 @@ export MIRRORPLANE_CACHE := $(CACHE)
 
 install: system-packages python-packages fetch
 
-# Java 17 (Kafka brokers, Spark, our JVM writer), Maven (jars from Maven Central), Redis.
+# Java 17 (Kafka brokers, Spark, our JVM writer), Maven (jars from Maven Central), Redis,
+# PostgreSQL (server binaries for the DATABASE_URL test; the demo itself uses SQLite).
 system-packages:
 	@missing=""; \
 	command -v javac >/dev/null || missing="$$missing openjdk-17-jdk-headless"; \
 	command -v mvn >/dev/null || missing="$$missing maven"; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \

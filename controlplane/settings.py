@@ -61,6 +61,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "mirrors.ratelimit.LoginRateLimitMiddleware",  # after CSRF: 429 on too many failed logins
 ]
 ROOT_URLCONF = "controlplane.urls"
 WSGI_APPLICATION = "controlplane.wsgi.application"
@@ -78,8 +79,42 @@ TEMPLATES = [
         },
     }
 ]
+
+
+def database_from_url(url: str) -> dict:
+    """`postgres://user:password@host:port/name?sslmode=require` (or `postgresql://`) as Django's settings.
+
+    User and password are percent-decoded; query parameters become connection options (psycopg 3).
+    """
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in {"postgres", "postgresql", "pgsql"}:
+        raise ImproperlyConfigured(f"DATABASE_URL: unsupported scheme {parts.scheme!r}; use postgres://")
+    name = unquote(parts.path.lstrip("/"))
+    if not name:
+        raise ImproperlyConfigured("DATABASE_URL: no database name (postgres://user:password@host:port/NAME)")
+    try:
+        port = parts.port
+    except ValueError as error:
+        raise ImproperlyConfigured(f"DATABASE_URL: {error}") from None
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": name,
+        "USER": unquote(parts.username or ""),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": unquote(parts.hostname or ""),
+        "PORT": str(port or ""),
+        "CONN_MAX_AGE": int(ENV.get("MIRRORPLANE_DB_CONN_MAX_AGE", "0")),
+        "CONN_HEALTH_CHECKS": True,
+        "OPTIONS": dict(parse_qsl(parts.query)),
+    }
+
+
+# SQLite by default; PostgreSQL when DATABASE_URL is set (tests: a `test_<name>` database beside it).
+DATABASE_URL = ENV.get("DATABASE_URL", "").strip()
 DATABASES = {
-    "default": {
+    "default": database_from_url(DATABASE_URL) if DATABASE_URL else {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": DB_PATH,
         # The web app, the Celery worker and tests write concurrently: wait for the lock,
@@ -101,13 +136,27 @@ STATIC_ROOT = VAR_DIR / "static"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = PRODUCTION  # production is served over HTTPS
+# Failed-login counts (mirrors/ratelimit.py) are shared through Redis by every web process; while
+# Redis is down the rate limiter counts in process memory instead.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "ratelimit": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "mirrorplane",
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+    },
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Authenticated, with a role for the method: see mirrors/roles.py and mirrors/api/permissions.py.
+    "DEFAULT_PERMISSION_CLASSES": ["mirrors.api.permissions.RolePermission"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "mirrors.api.exceptions.exception_handler",
 }

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rest_framework import serializers
@@ -7,6 +8,7 @@ from rest_framework import serializers
 from mirrors.choices import ConnectorKind, DesiredState, SaslMechanism, SecurityProtocol
 from mirrors.choices import ReplicationPolicy as ReplicationPolicyChoice
 from mirrors.models import Cluster, Connector, Mirror
+from mirrors.services.conflicts import Flow, conflicts
 from mirrors.services.mirrors import create_mirror, update_mirror
 from spark_runtime.connection import parse_bootstrap_servers
 from spark_runtime.filters import PatternError, compile_patterns
@@ -88,6 +90,23 @@ class ClusterSerializer(serializers.ModelSerializer):
         return attrs
 
 
+# Settings every connector of a flow must agree on: held once, on the mirror, so they cannot disagree.
+PER_MIRROR_PROPERTIES = {
+    "replication.policy.class": "set the mirror's `replication_policy` (default, identity, legacy) instead",
+    "replication.policy.separator": "set the mirror's `separator` instead",
+    "topics": "set the mirror's `topics` instead",
+    "topics.exclude": "set the mirror's `topics_exclude` instead",
+    "groups": "set the mirror's `groups` instead",
+    "groups.exclude": "set the mirror's `groups_exclude` instead",
+    "source.cluster.alias": "the mirror's `source` names it",
+    "target.cluster.alias": "the mirror's `target` names it",
+}
+
+# Offset syncs are written by the source connector and read by the checkpoint connector.
+SOURCE_ONLY_PROPERTIES = {"offset-syncs.topic.location", "emit.offset-syncs.enabled", "offset.lag.max",
+                          "replication.policy.internal.topic.separator.enabled"}
+
+
 class AutoRestartSerializer(serializers.Serializer):
     enabled = serializers.BooleanField(required=False)
     max_restarts = serializers.IntegerField(required=False, allow_null=True, min_value=0)
@@ -101,6 +120,9 @@ class ConnectorSpecSerializer(serializers.Serializer):
 
     def validate_config(self, value: Any) -> dict[str, str]:
         properties = _validate_properties(value)
+        held = sorted(set(properties) & set(PER_MIRROR_PROPERTIES))
+        if held:
+            raise serializers.ValidationError([f"{name}: {PER_MIRROR_PROPERTIES[name]}" for name in held])
         errors = invalid_properties(properties)
         if errors:
             raise serializers.ValidationError([f"{name}: {reason}" for name, reason in errors.items()])
@@ -127,6 +149,10 @@ class ConnectorsField(serializers.Field):
             serializer = ConnectorSpecSerializer(data=spec)
             if serializer.is_valid():
                 result[kind] = serializer.validated_data
+                misplaced = sorted(set(result[kind].get("config", {})) & SOURCE_ONLY_PROPERTIES)
+                if kind != ConnectorKind.SOURCE and misplaced:
+                    errors[kind] = {"config": [f"{name}: set it on the source connector; the checkpoint connector "
+                                               "follows it (one value per mirror)" for name in misplaced]}
             else:
                 errors[kind] = serializer.errors
         if errors:
@@ -156,15 +182,82 @@ class ClusterAliasField(serializers.SlugRelatedField):
         super().fail(key, **kwargs)
 
 
+_JVM_SIZE = re.compile(r"^[1-9][0-9]*[kmgt]?$", re.IGNORECASE)
+_SPARK_MASTER = re.compile(r"^(local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|(spark|mesos|k8s)://\S+|yarn)$")
+_SPARK_INTEGERS = ("executor_cores", "total_executor_cores", "num_executors")
+SPARK_KEYS = ("master", "driver_memory", "executor_memory", *_SPARK_INTEGERS, "conf")
+
+
+def validate_spark_resources(value: Any) -> dict:
+    """A mirror's `spark`: where its application runs and with what resources (spark-submit options)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise serializers.ValidationError("expected an object with keys among " + ", ".join(SPARK_KEYS))
+    errors, result = {}, {}
+    for key, item in value.items():
+        if key not in SPARK_KEYS:
+            errors[key] = f"unknown key {key!r}: use {', '.join(SPARK_KEYS)}"
+        elif item is None or item == "":
+            continue  # unset: the default applies
+        elif key == "master":
+            if not isinstance(item, str) or not _SPARK_MASTER.match(item.strip()):
+                errors[key] = "a Spark master URL such as spark://host:7077 or local[2]"
+            else:
+                result[key] = item.strip()
+        elif key in ("driver_memory", "executor_memory"):
+            if not isinstance(item, str) or not _JVM_SIZE.match(item.strip()):
+                errors[key] = "a JVM memory size such as 512m or 2g"
+            else:
+                result[key] = item.strip().lower()
+        elif key in _SPARK_INTEGERS:
+            if isinstance(item, bool) or not isinstance(item, int) or item < 1:
+                errors[key] = "a positive integer"
+            else:
+                result[key] = item
+        else:  # conf
+            result[key] = _spark_conf(item, errors)
+    if errors:
+        raise serializers.ValidationError(errors)
+    return result
+
+
+def _spark_conf(value: Any, errors: dict) -> dict[str, str]:
+    from mirrors.services.runtime import RESERVED_SPARK_CONF  # the runtime owns the command line
+
+    if not isinstance(value, dict):
+        errors["conf"] = "expected an object of spark.* property names to values"
+        return {}
+    result = {}
+    for key, item in value.items():
+        if not key.startswith("spark.") or any(ch.isspace() or ch == "=" for ch in key):
+            errors[f"conf.{key}"] = "only spark.* properties, without spaces or '='"
+        elif key in RESERVED_SPARK_CONF:
+            errors[f"conf.{key}"] = "set by the control plane (use `master` for the master)"
+        elif isinstance(item, (dict, list)) or item is None:
+            errors[f"conf.{key}"] = "values must be strings, numbers or booleans"
+        else:
+            result[key] = str(item).lower() if isinstance(item, bool) else str(item)
+    return result
+
+
+def _existing_flows() -> list[Flow]:
+    return [Flow(m.name, m.source.alias, m.target.alias, m.replication_policy, m.separator, m.topics, m.topics_exclude)
+            for m in Mirror.objects.select_related("source", "target")]
+
+
 class MirrorSerializer(serializers.ModelSerializer):
     source = ClusterAliasField()
     target = ClusterAliasField()
     connectors = ConnectorsField(required=False)
+    spark = serializers.JSONField(required=False, help_text=(
+        "spark-submit resources, each optional: master (overrides SPARK_MASTER), driver_memory, executor_memory "
+        "(e.g. 512m, 2g), executor_cores, total_executor_cores, num_executors, conf ({spark.*: value})"))
 
     class Meta:
         model = Mirror
         fields = ["name", "source", "target", "topics", "topics_exclude", "groups", "groups_exclude",
-                  "replication_policy", "separator", "connectors", "generation", "created_at", "updated_at"]
+                  "replication_policy", "separator", "connectors", "spark", "generation", "created_at", "updated_at"]
         read_only_fields = ["generation", "created_at", "updated_at"]
         extra_kwargs = {"topics_exclude": {"allow_blank": True}, "groups_exclude": {"allow_blank": True}}
 
@@ -188,12 +281,26 @@ class MirrorSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError("a separator must be non-empty and without spaces")
         return value
 
+    def validate_spark(self, value: Any) -> dict:
+        return validate_spark_resources(value)
+
     def validate(self, attrs: dict) -> dict:
         source = attrs.get("source", getattr(self.instance, "source", None))
         target = attrs.get("target", getattr(self.instance, "target", None))
         if source is not None and source == target:
             raise serializers.ValidationError({"target": "source and target must be different clusters"})
+        if source is not None and target is not None:
+            reasons = conflicts(self._flow(attrs, source, target), _existing_flows())
+            if reasons:
+                raise serializers.ValidationError({"topics": reasons})
         return attrs
+
+    def _flow(self, attrs: dict, source: Cluster, target: Cluster) -> Flow:
+        def value(field: str) -> str:
+            return attrs.get(field, getattr(self.instance, field, None) or Mirror._meta.get_field(field).default)
+
+        return Flow(attrs.get("name", getattr(self.instance, "name", "")), source.alias, target.alias,
+                    value("replication_policy"), value("separator"), value("topics"), value("topics_exclude"))
 
     def create(self, validated_data: dict) -> Mirror:
         connectors = validated_data.pop("connectors", None)

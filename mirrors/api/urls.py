@@ -16,4 +16,5 @@ urlpatterns = [
     path("", include("mirrors.api.lifecycle_urls")),
     path("", include("mirrors.api.interchange_urls")),
     path("", include(router.urls)),
+    path("", include("mirrors.api.users_urls")),
 ]

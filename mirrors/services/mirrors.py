@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 
 # Fields whose change needs the application restarted with a new configuration.
 _CONFIG_FIELDS = ("source", "target", "topics", "topics_exclude", "groups", "groups_exclude",
-                  "replication_policy", "separator")
+                  "replication_policy", "separator", "spark")
 _CONNECTOR_CONFIG_FIELDS = ("tasks_max", "config")
 
 

@@ -101,6 +101,46 @@ def app_config(mirror: Mirror) -> dict:
     }
 
 
+# Per-mirror resources (`Mirror.spark`) and the spark-submit option each one becomes.
+SPARK_RESOURCE_OPTIONS = {
+    "driver_memory": "--driver-memory",
+    "executor_memory": "--executor-memory",
+    "executor_cores": "--executor-cores",
+    "total_executor_cores": "--total-executor-cores",
+    "num_executors": "--num-executors",
+}
+# Properties the control plane sets itself; a mirror's `conf` cannot override them.
+RESERVED_SPARK_CONF = frozenset({"spark.jars", "spark.app.name", "spark.master", "spark.submit.deployMode"})
+
+
+def submit_argv(mirror: Mirror, config_path: Path, jars: list[Path]) -> list[str]:
+    """The spark-submit command line: settings' defaults, overridden by the mirror's `spark` resources.
+
+    `--master` is the mirror's `spark.master`, else SPARK_MASTER; `--driver-memory` the mirror's,
+    else MIRRORPLANE_SPARK_DRIVER_MEMORY; executor options only when the mirror sets them.
+    """
+    resources = mirror.spark or {}
+    argv = [
+        str(Path(sys.executable).parent / "spark-submit"),
+        "--master", resources.get("master") or settings.SPARK_MASTER,
+        "--deploy-mode", "client",
+        "--name", f"mirrorplane-{mirror.name}",
+    ]
+    defaults = {"driver_memory": settings.SPARK_DRIVER_MEMORY}
+    for key, option in SPARK_RESOURCE_OPTIONS.items():
+        value = resources.get(key, defaults.get(key))
+        if value not in (None, ""):
+            argv += [option, str(value)]
+    argv += [
+        "--conf", f"spark.jars={','.join(str(jar) for jar in jars)}",
+        "--conf", "spark.ui.showConsoleProgress=false",
+    ]
+    for key, value in sorted((resources.get("conf") or {}).items()):
+        if key not in RESERVED_SPARK_CONF:
+            argv += ["--conf", f"{key}={value}"]
+    return [*argv, str(ENTRY_POINT), f"--config={config_path}"]
+
+
 def submit(mirror: Mirror) -> int:
     """Start the mirror's application; returns the driver's pid (leader of its process group)."""
     folder = work_dir(mirror.name)
@@ -111,17 +151,7 @@ def submit(mirror: Mirror) -> int:
     with os.fdopen(fd, "w") as handle:
         json.dump(app_config(mirror), handle)
     partial.replace(config_path)
-    jars = ",".join(str(jar) for jar in spark_jars.runtime_jars())
-    argv = [
-        str(Path(sys.executable).parent / "spark-submit"),
-        "--master", settings.SPARK_MASTER,
-        "--name", f"mirrorplane-{mirror.name}",
-        "--driver-memory", settings.SPARK_DRIVER_MEMORY,
-        "--conf", f"spark.jars={jars}",
-        "--conf", "spark.ui.showConsoleProgress=false",
-        str(ENTRY_POINT),
-        f"--config={config_path}",
-    ]
+    argv = submit_argv(mirror, config_path, spark_jars.runtime_jars())
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
                PYTHONPATH=str(ENTRY_POINT.parents[1]))
     return processes.spawn(argv, folder / DRIVER_LOG, env=env, cwd=folder).pid

@@ -121,9 +121,7 @@ class CheckpointConnector(Connector):
     # -- inputs -------------------------------------------------------------------------
 
     def _offset_sync_reader(self) -> PartitionReader:
-        source_settings = self.config.connectors["source"]
-        location = self.settings.get("offset-syncs.topic.location",
-                                     source_settings.get("offset-syncs.topic.location", "source"))
+        location = self.config.connectors["source"].get("offset-syncs.topic.location", "source")
         if location not in LOCATIONS:
             raise ValueError(f"offset-syncs.topic.location must be 'source' or 'target', not {location!r}")
         connection = self.config.source if location == "source" else self.config.target

@@ -127,3 +127,32 @@ def test_unknown_and_prefixed_properties_pass_through(api, clusters):
     response = post_mirror(api, connectors={"source": {"config": config}})
     assert response.status_code == 201
     assert response.json()["connectors"]["source"]["config"] == config
+
+
+def test_settings_held_once_per_mirror_are_refused_in_connector_config(api):
+    for alias in ("east", "west"):
+        api.post("/api/v1/clusters/", {"alias": alias, "bootstrap_servers": f"{alias}:9092"}, format="json")
+    response = api.post("/api/v1/mirrors/", {"name": "m", "source": "east", "target": "west", "connectors": {
+        "source": {"config": {"replication.policy.class": "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"}},
+        "checkpoint": {"config": {"offset-syncs.topic.location": "target"}},
+    }}, format="json")
+    assert response.status_code == 400
+    errors = response.json()["connectors"]
+    assert "replication_policy" in errors["source"]["config"][0]
+    assert "set it on the source connector" in errors["checkpoint"]["config"][0]
+
+
+def test_two_mirrors_writing_the_same_remote_topics_are_refused(api):
+    for alias in ("east", "west", "north"):
+        api.post("/api/v1/clusters/", {"alias": alias, "bootstrap_servers": f"{alias}:9092"}, format="json")
+    assert api.post("/api/v1/mirrors/", {"name": "a", "source": "east", "target": "west", "topics": "orders.*",
+                                         "replication_policy": "identity"}, format="json").status_code == 201
+    response = api.post("/api/v1/mirrors/", {"name": "b", "source": "north", "target": "west", "topics": "orders-eu",
+                                             "replication_policy": "identity"}, format="json")
+    assert response.status_code == 400
+    assert "mirror 'a' (east -> west) may also write the same topic names" in response.json()["topics"][0]
+    assert api.post("/api/v1/mirrors/", {"name": "c", "source": "north", "target": "west", "topics": "payments",
+                                         "replication_policy": "identity"}, format="json").status_code == 201
+    assert api.post("/api/v1/mirrors/", {"name": "d", "source": "east", "target": "west", "topics": "orders.*"},
+                    format="json").status_code == 201, "default policy: east.orders differs from orders"
+    assert api.patch("/api/v1/mirrors/c/", {"topics": ".*"}, format="json").status_code == 400

@@ -1,0 +1,191 @@
+"""Applying an import plan: the API's own validation, one transaction, an event per object.
+
+A dry run goes through the same steps and rolls back, so it reports what a real import would do.
+Existing objects: a cluster with the same alias is reused when the file agrees with it, a mirror with
+the same name is never reused; otherwise the import stops with a conflict unless `replace` is set,
+which updates them in place. Secrets the file only refers to are left empty (reported in
+`needs_values`) unless `values` supplies them: `{"<alias>": {"password": "...", "ca_pem": "..."}}`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from rest_framework.exceptions import ValidationError
+
+from mirrors.api.serializers import ClusterSerializer, MirrorSerializer
+from mirrors.interchange.plan import SECRET_FIELDS, ClusterPlan, ImportPlan, InvalidContent, MirrorPlan
+from mirrors.models import Cluster, Mirror
+from mirrors.services import events
+
+# Stand-ins while validating a cluster whose secret (or address) is still to be supplied.
+_STAND_INS = {"password": "pending", "bootstrap_servers": "pending.invalid:9092"}
+_COMPARED = ("bootstrap_servers", "security_protocol", "sasl_mechanism", "username", "config")
+
+
+class Conflict(InvalidContent):
+    """Objects exist already and differ from the file (HTTP 409)."""
+
+
+@dataclass
+class ImportResult:
+    dry_run: bool
+    created: dict[str, list[str]] = field(default_factory=lambda: {"clusters": [], "mirrors": []})
+    updated: dict[str, list[str]] = field(default_factory=lambda: {"clusters": [], "mirrors": []})
+    reused: dict[str, list[str]] = field(default_factory=lambda: {"clusters": []})
+    plan: ImportPlan | None = None
+
+    def to_dict(self) -> dict:
+        plan = self.plan or ImportPlan()
+        return {"dry_run": self.dry_run, "created": self.created, "updated": self.updated, "reused": self.reused,
+                "clusters": [c.to_dict() for c in plan.clusters if c.defined],
+                "mirrors": [m.to_dict() for m in plan.mirrors],
+                "needs_values": plan.needs_values, "unsupported": plan.unsupported, "warnings": plan.warnings}
+
+
+class _Rollback(Exception):
+    pass
+
+
+def apply_plan(plan: ImportPlan, *, actor: str, dry_run: bool = False, replace: bool = False,
+               values: dict[str, dict[str, Any]] | None = None) -> ImportResult:
+    """Creates (or with `replace`, updates) the plan's clusters and mirrors; all or nothing."""
+    result = ImportResult(dry_run=dry_run, plan=plan)
+    _supply(plan, values or {})
+    try:
+        with transaction.atomic():
+            conflicts: dict[str, list[str]] = {}
+            errors: dict[str, list[str]] = {}
+            for cluster in plan.clusters:
+                _apply_cluster(plan, cluster, result, actor, dry_run, replace, errors, conflicts)
+            if not errors and not conflicts:
+                for mirror in plan.mirrors:
+                    _apply_mirror(mirror, result, actor, replace, errors, conflicts)
+            if errors:
+                raise InvalidContent(errors)
+            if conflicts:
+                raise Conflict(conflicts)
+            if dry_run:
+                raise _Rollback
+    except _Rollback:
+        pass
+    return result
+
+
+def _supply(plan: ImportPlan, values: dict[str, dict[str, Any]]) -> None:
+    """Moves supplied values into the clusters and drops the needs they answer."""
+    remaining = []
+    for need in plan.needs_values:
+        value = (values.get(need["cluster"]) or {}).get(need["field"])
+        cluster = plan.cluster(need["cluster"])
+        if value and cluster is not None:
+            cluster.fields[need["field"]] = value
+            if need["field"] == "bootstrap_servers":
+                cluster.defined = True
+        else:
+            remaining.append(need)
+    plan.needs_values[:] = remaining
+
+
+def _pending(plan: ImportPlan, alias: str) -> set[str]:
+    return {n["field"] for n in plan.needs_values if n["cluster"] == alias}
+
+
+def _apply_cluster(plan: ImportPlan, cluster: ClusterPlan, result: ImportResult, actor: str, dry_run: bool,
+                   replace: bool, errors: dict, conflicts: dict) -> None:
+    existing = Cluster.objects.filter(alias=cluster.alias).first()
+    pending = _pending(plan, cluster.alias)
+    if existing is not None and _agrees(existing, cluster.fields):
+        result.reused["clusters"].append(cluster.alias)
+        return
+    if existing is None and not cluster.defined:
+        if "bootstrap_servers" in pending and dry_run:
+            pass  # reported in needs_values; a real import needs it
+        else:
+            errors[cluster.paths.get("alias", cluster.path)] = [
+                f"unknown cluster alias {cluster.alias!r}: define it in the file (with its bootstrap servers) "
+                "or create it first"]
+            return
+    if existing is not None and not replace:
+        differing = [f for f in _COMPARED if f in cluster.fields and cluster.fields[f] != getattr(existing, f)]
+        conflicts[f"clusters.{cluster.alias}"] = [
+            f"cluster {cluster.alias!r} exists with different {', '.join(differing)}: import with ?replace=true "
+            "to update it, or rename it in the file"]
+        return
+    if "bootstrap_servers" in pending and not dry_run:
+        errors[f"values.{cluster.alias}.bootstrap_servers"] = [
+            "the file has a placeholder for this address: supply it in `values`"]
+        return
+    data = {"alias": cluster.alias, **cluster.fields}
+    stand_ins = {f: v for f, v in _STAND_INS.items() if f in pending and f not in data}
+    serializer = ClusterSerializer(existing, data={**data, **stand_ins}, partial=existing is not None)
+    if not serializer.is_valid():
+        _collect(errors, serializer.errors, cluster.paths, cluster.path)
+        return
+    for name in stand_ins:
+        serializer.validated_data.pop(name)
+    saved = serializer.save()
+    (result.updated if existing else result.created)["clusters"].append(saved.alias)
+    detail = "replaced from an imported file" if existing else "created from an imported file"
+    if pending & set(SECRET_FIELDS):
+        detail += f"; still needs {', '.join(sorted(pending & set(SECRET_FIELDS)))}"
+        if saved.security_protocol.startswith("SASL") and "password" in pending:
+            plan.warnings.append(f"cluster {saved.alias!r} has no password yet: its mirrors cannot connect until "
+                                 f"PATCH /api/v1/clusters/{saved.alias}/ supplies it")
+    events.action(actor, "import", cluster=saved.alias, detail=detail)
+
+
+def _agrees(existing: Cluster, fields: dict) -> bool:
+    return all(getattr(existing, f) == fields[f] for f in _COMPARED if f in fields) and all(
+        getattr(existing, f) == fields[f] for f in SECRET_FIELDS if f in fields)
+
+
+def _apply_mirror(mirror: MirrorPlan, result: ImportResult, actor: str, replace: bool, errors: dict,
+                  conflicts: dict) -> None:
+    existing = Mirror.objects.filter(name=mirror.name).first()
+    if existing is not None and not replace:
+        conflicts[f"mirrors.{mirror.name}"] = [
+            f"mirror {mirror.name!r} exists: import with ?replace=true to update it"]
+        return
+    data = {"name": mirror.name, "source": mirror.source, "target": mirror.target, **mirror.fields,
+            "connectors": mirror.connectors}
+    serializer = MirrorSerializer(existing, data=data)
+    if not serializer.is_valid():
+        _collect(errors, serializer.errors, mirror.paths, mirror.path)
+        return
+    saved = serializer.save()
+    (result.updated if existing else result.created)["mirrors"].append(saved.name)
+    events.action(actor, "import", mirror=saved.name,
+                  detail=f"{'replaced' if existing else 'created'} from an imported file "
+                         f"({mirror.source} -> {mirror.target})")
+
+
+def _collect(errors: dict, found: Any, paths: dict[str, str], base: str, prefix: str = "") -> None:
+    """Serializer errors keyed by where they are in the file."""
+    if isinstance(found, dict):
+        for key, value in found.items():
+            name = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(value, dict):
+                _collect(errors, value, paths, base, name)
+            else:
+                path = _path_of(name, paths, base)
+                errors.setdefault(path, []).extend(str(v) for v in (value if isinstance(value, list) else [value]))
+    else:
+        errors.setdefault(base, []).extend(str(v) for v in found)
+
+
+def _path_of(name: str, paths: dict[str, str], base: str) -> str:
+    if name in paths:
+        return paths[name]
+    parts = name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        head = ".".join(parts[:cut])
+        if head in paths:
+            return f"{paths[head]}.{'.'.join(parts[cut:])}"
+    return f"{base}.{name}" if name != "non_field_errors" else base
+
+
+def validation_error(error: InvalidContent) -> ValidationError:
+    return ValidationError(error.errors)

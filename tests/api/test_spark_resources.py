@@ -1,0 +1,127 @@
+"""Per-mirror Spark resources: validation through the API and the spark-submit command they produce."""
+
+from pathlib import Path
+
+import pytest
+from django.test import override_settings
+
+from mirrors.models import Mirror
+from mirrors.services import runtime
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def clusters(api):
+    for alias in ("east", "west"):
+        assert api.post("/api/v1/clusters/", {"alias": alias, "bootstrap_servers": f"{alias}:9092"},
+                        format="json").status_code == 201
+
+
+def post_mirror(api, **fields):
+    return api.post("/api/v1/mirrors/", {"name": "m1", "source": "east", "target": "west", **fields}, format="json")
+
+
+def options(argv: list[str]) -> dict[str, list[str]]:
+    """spark-submit's `--option value` pairs, in order, up to the application file."""
+    result: dict[str, list[str]] = {}
+    for flag, value in zip(argv[1::2], argv[2::2], strict=False):
+        if not flag.startswith("--"):
+            break
+        result.setdefault(flag, []).append(value)
+    return result
+
+
+FULL = {"master": "spark://127.0.0.1:7077", "driver_memory": "768m", "executor_memory": "2G",
+        "executor_cores": 1, "total_executor_cores": 2, "num_executors": 1,
+        "conf": {"spark.executor.memoryOverhead": "384m", "spark.eventLog.enabled": False}}
+
+
+def test_spark_resources_are_stored_and_shown(api, clusters):
+    response = post_mirror(api, spark=FULL)
+    assert response.status_code == 201, response.content
+    expected = FULL | {"executor_memory": "2g", "conf": {"spark.executor.memoryOverhead": "384m",
+                                                         "spark.eventLog.enabled": "false"}}
+    assert response.json()["spark"] == expected
+    assert Mirror.objects.get(name="m1").spark == expected
+    assert api.get("/api/v1/mirrors/m1/").json()["spark"] == expected
+
+
+def test_spark_defaults_to_empty(api, clusters):
+    response = post_mirror(api)
+    assert response.status_code == 201 and response.json()["spark"] == {}
+
+
+@pytest.mark.parametrize(("spark", "key"), [
+    ({"executor_ram": "1g"}, "executor_ram"),
+    ({"driver_memory": "lots"}, "driver_memory"),
+    ({"executor_memory": "512 MB"}, "executor_memory"),
+    ({"executor_memory": 512}, "executor_memory"),
+    ({"executor_cores": 0}, "executor_cores"),
+    ({"total_executor_cores": "2"}, "total_executor_cores"),
+    ({"num_executors": True}, "num_executors"),
+    ({"master": "http://example.com"}, "master"),
+    ({"conf": {"hadoop.fs.x": "1"}}, "conf.hadoop.fs.x"),
+    ({"conf": {"spark.jars": "/tmp/x.jar"}}, "conf.spark.jars"),
+    ({"conf": {"spark.x": {"nested": 1}}}, "conf.spark.x"),
+    ({"conf": ["spark.x=1"]}, "conf"),
+])
+def test_invalid_spark_resources_are_rejected_naming_the_key(api, clusters, spark, key):
+    response = post_mirror(api, spark=spark)
+    assert response.status_code == 400, response.content
+    errors = response.json()["spark"]
+    assert key in errors, errors
+    assert not Mirror.objects.exists()
+
+
+def test_spark_must_be_an_object(api, clusters):
+    response = post_mirror(api, spark=["512m"])
+    assert response.status_code == 400 and "spark" in response.json()
+
+
+def test_changing_spark_resources_restarts_the_application(api, clusters):
+    assert post_mirror(api).status_code == 201
+    response = api.patch("/api/v1/mirrors/m1/", {"spark": {"executor_memory": "1g"}}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["generation"] == 2
+    same = api.patch("/api/v1/mirrors/m1/", {"spark": {"executor_memory": "1g"}}, format="json")
+    assert same.json()["generation"] == 2
+
+
+@override_settings(SPARK_MASTER="local[2]", SPARK_DRIVER_MEMORY="1g")
+def test_command_line_keeps_the_defaults(api, clusters):
+    assert post_mirror(api).status_code == 201
+    argv = runtime.submit_argv(Mirror.objects.get(name="m1"), Path("/data/m1/app.json"), [Path("/j/a.jar")])
+    assert argv[0].endswith("/spark-submit")
+    assert argv[-2:] == [str(runtime.ENTRY_POINT), "--config=/data/m1/app.json"]
+    opts = options(argv)
+    assert opts["--master"] == ["local[2]"]
+    assert opts["--name"] == ["mirrorplane-m1"]
+    assert opts["--driver-memory"] == ["1g"]
+    assert "spark.jars=/j/a.jar" in opts["--conf"]
+    assert not {"--executor-memory", "--executor-cores", "--total-executor-cores", "--num-executors"} & set(opts)
+
+
+@override_settings(SPARK_MASTER="spark://cluster:7077", SPARK_DRIVER_MEMORY="1g")
+def test_settings_master_applies_without_an_override(api, clusters):
+    assert post_mirror(api, spark={"executor_memory": "512m"}).status_code == 201
+    opts = options(runtime.submit_argv(Mirror.objects.get(name="m1"), Path("/c"), []))
+    assert opts["--master"] == ["spark://cluster:7077"]
+    assert opts["--executor-memory"] == ["512m"]
+
+
+@override_settings(SPARK_MASTER="local[2]", SPARK_DRIVER_MEMORY="1g")
+def test_command_line_carries_the_mirror_resources(api, clusters):
+    assert post_mirror(api, spark=FULL).status_code == 201
+    argv = runtime.submit_argv(Mirror.objects.get(name="m1"), Path("/data/m1/app.json"),
+                               [Path("/j/a.jar"), Path("/j/b.jar")])
+    opts = options(argv)
+    assert opts["--master"] == ["spark://127.0.0.1:7077"]
+    assert opts["--driver-memory"] == ["768m"]
+    assert opts["--executor-memory"] == ["2g"]
+    assert opts["--executor-cores"] == ["1"]
+    assert opts["--total-executor-cores"] == ["2"]
+    assert opts["--num-executors"] == ["1"]
+    assert opts["--conf"] == ["spark.jars=/j/a.jar,/j/b.jar", "spark.ui.showConsoleProgress=false",
+                              "spark.eventLog.enabled=false", "spark.executor.memoryOverhead=384m"]
+    assert argv[-1] == "--config=/data/m1/app.json"

@@ -1,0 +1,73 @@
+"""MM2 properties parsing, without a database."""
+
+from pathlib import Path
+
+import pytest
+
+from mirrors.interchange import properties
+from mirrors.interchange.plan import InvalidContent
+
+SEEDS = Path(__file__).parent.parent / "fixtures" / "seeds"
+BASE = "001_properties_example3_bidirectional.properties"
+
+
+def seed(name: str) -> str:
+    return (SEEDS / name).read_text()
+
+
+def test_reader_follows_java_properties_syntax():
+    entries = properties.read("# c\n! c\na=1\nb : 2\nc 3\nd = x\\\n   y\ne=a\\=b\\\\\n")
+    assert [(e.key, e.value, e.line) for e in entries] == [
+        ("a", "1", 3), ("b", "2", 4), ("c", "3", 5), ("d", "xy", 6), ("e", "a=b\\", 8)]
+
+
+def test_bidirectional_example_makes_two_flows_with_top_level_defaults():
+    plan = properties.parse(seed(BASE))
+    assert [m.name for m in plan.mirrors] == ["cluster-1-to-cluster-2", "cluster-2-to-cluster-1"]
+    forward, backward = plan.mirrors
+    assert forward.fields == {"separator": "-", "topics": ".*"}
+    assert backward.fields == {"separator": "-"}
+    assert forward.connectors["source"]["config"] == {"sync.topic.acls.enabled": "false",
+                                                      "refresh.topics.interval.seconds": "60"}
+    assert forward.connectors["checkpoint"]["config"] == {"refresh.groups.interval.seconds": "60"}
+    needs = {(n["cluster"], n["field"]) for n in plan.needs_values}
+    assert ("cluster-1", "bootstrap_servers") in needs and ("cluster-2", "key_pem") in needs
+    assert {u["path"] for u in plan.unsupported} >= {"line 28: cluster-2->cluster-1B->C.topics",
+                                                     "line 8: cluster-1.ssl.truststore.password"}
+
+
+def test_flow_property_wins_over_top_level():
+    plan = properties.parse("clusters = a, b\na.bootstrap.servers=a:9092\nb.bootstrap.servers=b:9092\n"
+                            "a->b.enabled=true\ntasks.max=2\na->b.tasks.max=4\nemit.heartbeats.interval.seconds=5\n")
+    [mirror] = plan.mirrors
+    assert mirror.connectors["source"]["tasks_max"] == "4" and mirror.connectors["checkpoint"]["tasks_max"] == "4"
+    assert mirror.connectors["heartbeat"]["config"] == {"emit.heartbeats.interval.seconds": "5"}
+
+
+def test_legacy_mode_snippet_on_the_bidirectional_file():
+    plan = properties.parse(seed(BASE) + seed("001_properties_example6_legacy_mode.properties"))
+    for mirror in plan.mirrors:
+        assert mirror.fields["replication_policy"] == "legacy"
+        assert mirror.connectors["checkpoint"]["config"]["emit.checkpoints.enabled"] == "false"
+        assert mirror.connectors["heartbeat"]["config"] == {"emit.heartbeats.enabled": "false"}
+
+
+def test_sasl_jaas_config_gives_username_and_password():
+    plan = properties.parse(
+        'clusters=a,b\na.bootstrap.servers=a:9092\na.security.protocol=SASL_SSL\na.sasl.mechanism=PLAIN\n'
+        'a.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" '
+        'password="p";\nb.bootstrap.servers=b:9092\n')
+    assert plan.cluster("a").fields | {} == {"bootstrap_servers": "a:9092", "security_protocol": "SASL_SSL",
+                                             "sasl_mechanism": "PLAIN", "username": "u", "password": "p"}
+
+
+@pytest.mark.parametrize("text, key", [
+    ("a.bootstrap.servers=a:9092\n", "content"),
+    ("clusters=a,b\na->c.enabled=true\n", "line 2: a->c.enabled"),
+    ("clusters=a,b\na->b.enabled=true\nreplication.policy.class=com.example.Mine\n",
+     "a->b.replication.policy.class"),
+])
+def test_invalid_files_name_the_line_or_property(text, key):
+    with pytest.raises(InvalidContent) as error:
+        properties.parse(text)
+    assert key in error.value.errors
