@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import uuid
 from pathlib import Path
@@ -64,11 +65,20 @@ def control_plane(devstack, django_db_setup, django_db_blocker):
     argv = [sys.executable, "-m", "celery", "-A", "controlplane", "worker", "--beat", "--pool", "solo",
             "--loglevel", "INFO", "-n", f"test-{uuid.uuid4().hex[:6]}@%h",
             "--schedule", str(settings.VAR_DIR / "celerybeat-schedule")]
-    worker = processes.spawn(argv, log, env=env, cwd=ROOT)
+    plane = {"pid": processes.spawn(argv, log, env=env, cwd=ROOT).pid, "log": log, "redis": get_redis()}
+
+    def restart_worker() -> int:
+        """SIGKILL the worker (and its beat) and start a new one, as a crashed host's supervisor would."""
+        os.killpg(plane["pid"], signal.SIGKILL)  # the worker and its embedded beat
+        processes.reap(plane["pid"])
+        plane["pid"] = processes.spawn(argv, log, env=env, cwd=ROOT).pid
+        return plane["pid"]
+
+    plane["restart_worker"] = restart_worker
     try:
-        yield {"pid": worker.pid, "log": log, "redis": get_redis()}
+        yield plane
     finally:
-        processes.terminate(worker.pid, "celery", grace_seconds=15)
+        processes.terminate(plane["pid"], "celery", grace_seconds=15)
         for name, app in runtime.running_apps().items():
             runtime.stop(name, app)
 
