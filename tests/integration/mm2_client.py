@@ -14,18 +14,13 @@ How MM2's client reads the topics (connect-mirror-client 4.3.1):
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import shutil
 import subprocess
-import tempfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
-from controlplane.infra import maven
-from controlplane.infra.paths import cache_dir
+from controlplane.infra import javac, maven
 
 PROBE_SOURCE = Path(__file__).resolve().parent / "java" / "MirrorClientProbe.java"
 PROBE_CLASS = "MirrorClientProbe"
@@ -40,17 +35,9 @@ def mirror_client_jars() -> list[Path]:
 
 
 def probe_jar() -> Path:
-    """The compiled probe, built once per source change; a file lock keeps concurrent sessions from racing."""
-    digest = hashlib.sha256(PROBE_SOURCE.read_bytes() + MIRROR_CLIENT.encode()).hexdigest()[:12]
-    jar = cache_dir() / "jars" / f"mm2-client-probe-{digest}.jar"
-    if jar.exists():
-        return jar
-    jar.parent.mkdir(parents=True, exist_ok=True)
-    with open(jar.parent / ".mm2-client-probe.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not jar.exists():
-            _compile(jar)
-    return jar
+    """The compiled probe, built once per source change."""
+    return javac.compiled_jar("mm2-client-probe", [PROBE_SOURCE],
+                              lambda: [str(path) for path in mirror_client_jars()], salt=MIRROR_CLIENT)
 
 
 def classpath() -> str:
@@ -90,23 +77,6 @@ def upstream_clusters(bootstrap: str, **props: str) -> set[str]:
 def replication_hops(bootstrap: str, source_alias: str, **props: str) -> int:
     """RemoteClusterUtils.replicationHops: fewest hops from `source_alias` (by heartbeat topic names), -1 if none."""
     return run_probe(bootstrap, "hops", source_alias, **props)["hops"]
-
-
-def _compile(jar: Path) -> None:
-    javac = shutil.which("javac")
-    if javac is None:
-        raise RuntimeError("`javac` (a JDK 17+) is needed to build the MM2 client probe: run `make install`")
-    jars = ":".join(str(path) for path in mirror_client_jars())
-    with tempfile.TemporaryDirectory() as out:
-        result = subprocess.run([javac, "--release", "17", "-nowarn", "-d", out, "-cp", jars, str(PROBE_SOURCE)],
-                                capture_output=True, text=True, check=False)
-        if result.returncode != 0:
-            raise RuntimeError(f"compiling the MM2 client probe failed:\n{result.stderr[-3000:]}")
-        partial = jar.with_suffix(".partial")
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
-            for path in sorted(Path(out).rglob("*.class")):
-                archive.write(path, path.relative_to(out).as_posix())
-        partial.rename(jar)
 
 
 def _errors(stderr: str | bytes | None) -> str:
