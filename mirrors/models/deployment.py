@@ -20,6 +20,7 @@ class Deployment(models.Model):
     consecutive_failures = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
+    last_report_at = models.DateTimeField(null=True, blank=True, help_text="the application's last status report")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

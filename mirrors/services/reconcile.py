@@ -27,6 +27,15 @@ MAX_BACKOFF_SECONDS = 60.0
 # Kinds the application does not run yet: they stay UNASSIGNED with this explanation.
 
 
+# How precisely the last status report is remembered (a database write at most this often per mirror).
+REPORT_GRANULARITY = timedelta(seconds=5)
+
+
+def stale_after() -> timedelta:
+    """How long an application may go without a status report before it counts as stuck."""
+    return timedelta(seconds=settings.APP_STALE_SECONDS)
+
+
 def backoff_seconds(failures: int) -> float:
     """1 s, 2 s, 4 s ... up to a minute, for the n-th consecutive failure."""
     return min(2.0 ** max(failures - 1, 0), MAX_BACKOFF_SECONDS)
@@ -116,9 +125,11 @@ class Reconciler:
             started = deployment.submitted_at or now
             if status is not None:
                 deployment.state = ApplicationState.RUNNING
+                if deployment.last_report_at is None or now - deployment.last_report_at > REPORT_GRANULARITY:
+                    deployment.last_report_at = now
                 if deployment.consecutive_failures and now - started > timedelta(seconds=60):
                     deployment.consecutive_failures = 0
-            elif now - started > timedelta(seconds=settings.APP_STALE_SECONDS):
+            elif now - max(started, deployment.last_report_at or started) > stale_after():
                 self._failed(deployment, f"no status report for {settings.APP_STALE_SECONDS:.0f}s: "
                                          "the application is stuck and was stopped", now, connectors)
                 runtime.stop(mirror.name, app)

@@ -237,3 +237,21 @@ def test_restart_limit_is_the_strictest_of_the_connectors_that_should_run(world)
     for connector in connectors:
         connector.auto_restart_enabled = False
     assert restart_limit(connectors) == 0
+
+
+def test_an_application_silent_for_the_stale_time_is_stopped_and_resubmitted(world, settings):
+    fake, redis, mirror = world
+    settings.APP_STALE_SECONDS = 60
+    Reconciler(redis).run()
+    publish(redis, mirror)
+    Reconciler(redis).run()
+    assert Deployment.objects.get(mirror_name="m").last_report_at is not None
+    redis.delete(channel.status_key("m"))  # the application stops reporting but its process lives on
+    Reconciler(redis).run()
+    assert Deployment.objects.get(mirror_name="m").state == "running", "not yet stale"
+    long_ago = timezone.now() - timedelta(seconds=61)
+    Deployment.objects.filter(mirror_name="m").update(last_report_at=long_ago, submitted_at=long_ago)
+    Reconciler(redis).run()
+    deployment = Deployment.objects.get(mirror_name="m")
+    assert deployment.state == "backoff" and "no status report for 60s" in deployment.last_error
+    assert fake.stopped and not fake.apps["m"].groups
