@@ -14,6 +14,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from mirrors.roles import ADMIN, ROLES, set_role
+from mirrors.services import events
+from mirrors.services.events import actor_of
 
 User = get_user_model()
 
@@ -111,9 +113,23 @@ class UserViewSet(viewsets.ModelViewSet):
     read_role = ADMIN
     write_role = ADMIN
 
+    def perform_create(self, serializer: UserSerializer) -> None:
+        user = serializer.save()
+        events.action(actor_of(self.request.user), "create-user", to_state=_stored_role(user) or "",
+                      detail=f"user {user.username!r}")
+
+    def perform_update(self, serializer: UserSerializer) -> None:
+        before = _stored_role(serializer.instance) or ""
+        user = serializer.save()
+        changed = sorted(set(serializer.validated_data) - {"password"}) + (
+            ["password"] if "password" in serializer.validated_data else [])  # names only, never values
+        events.action(actor_of(self.request.user), "update-user", from_state=before,
+                      to_state=_stored_role(user) or "", detail=f"user {user.username!r}: fields {changed}")
+
     def destroy(self, request: Request, *args, **kwargs) -> Response:
         user = self.get_object()
         if user.pk == request.user.pk:
             return Response({"detail": "you cannot delete yourself"}, status=status.HTTP_409_CONFLICT)
         user.delete()
+        events.action(actor_of(request.user), "delete-user", detail=f"user {user.username!r}")
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -86,3 +86,16 @@ def test_api_changes_are_recorded_with_their_actor(api, mirror):
     actions = set(Event.objects.filter(actor="admin").values_list("action", "mirror", "cluster"))
     assert {("update", "m", ""), ("create", "", "north")} <= actions
     assert not Event.objects.filter(detail__contains="s3cret").exists()
+
+
+def test_user_management_is_recorded_without_passwords(api, db):
+    assert api.post("/api/v1/users/", {"username": "carol", "role": "viewer", "password": "Carol-pass-12345"},
+                    format="json").status_code == 201
+    assert api.patch("/api/v1/users/carol/", {"role": "operator", "password": "Carol-new-pass-678"},
+                     format="json").status_code == 200
+    assert api.delete("/api/v1/users/carol/").status_code == 204
+    steps = list(Event.objects.filter(actor="admin", action__endswith="-user").order_by("id")
+                 .values_list("action", "from_state", "to_state"))
+    assert steps == [("create-user", "", "viewer"), ("update-user", "viewer", "operator"), ("delete-user", "", "")]
+    assert "password" in Event.objects.get(action="update-user").detail
+    assert not Event.objects.filter(detail__contains="Carol-").exists()
