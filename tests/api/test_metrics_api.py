@@ -6,71 +6,17 @@ import time
 from datetime import timedelta
 
 import pytest
-import redis as redis_lib
 from django.utils import timezone
 
 from mirrors.models import Cluster, Connector, Deployment, Mirror
-from mirrors.services import metrics, mirrors, status
+from mirrors.services import metrics, mirrors
 from mirrors.services.metrics import link_health
 from mirrors.services.mirrors import create_mirror
 from mirrors.services.status import checkpoint_groups
 from spark_runtime import channel, series
+from tests.fakes import DownRedis
 
 pytestmark = pytest.mark.django_db
-
-
-class FakeRedis:
-    """Just what the channel and the series use: strings and streams keyed by millisecond ids."""
-
-    def __init__(self):
-        self.data: dict[str, bytes] = {}
-        self.streams: dict[str, list[tuple[bytes, dict]]] = {}
-
-    def get(self, key):
-        return self.data.get(key)
-
-    def set(self, key, value, ex=None):
-        self.data[key] = value.encode() if isinstance(value, str) else value
-
-    def delete(self, *keys):
-        for key in keys:
-            self.data.pop(key, None)
-            self.streams.pop(key, None)
-
-    def xadd(self, key, fields, id, minid=None, approximate=False):
-        entries = self.streams.setdefault(key, [])
-        ms = int(id.split("-")[0])
-        seq = sum(1 for entry_id, _ in entries if int(entry_id.split(b"-")[0]) == ms)
-        entries.append((f"{ms}-{seq}".encode(), {k.encode(): v.encode() for k, v in fields.items()}))
-        if minid is not None:
-            entries[:] = [e for e in entries if int(e[0].split(b"-")[0]) >= minid]
-
-    def _between(self, key, low, high):
-        lo = float("-inf") if low == "-" else int(low)
-        hi = float("inf") if high == "+" else int(high)
-        return [e for e in self.streams.get(key, []) if lo <= int(e[0].split(b"-")[0]) <= hi]
-
-    def xrange(self, key, min="-", max="+"):
-        return self._between(key, min, max)
-
-    def xrevrange(self, key, max="+", min="-", count=None):
-        entries = list(reversed(self._between(key, min, max)))
-        return entries[:count] if count else entries
-
-
-class DownRedis:
-    def __getattr__(self, name):
-        def fail(*args, **kwargs):
-            raise redis_lib.ConnectionError("Error 111 connecting to 127.0.0.1:1. Connection refused.")
-        return fail
-
-
-@pytest.fixture
-def fake_redis(monkeypatch):
-    fake = FakeRedis()
-    for module in (metrics, status, mirrors):
-        monkeypatch.setattr(module, "get_redis", lambda: fake)
-    return fake
 
 
 @pytest.fixture

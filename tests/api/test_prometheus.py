@@ -11,22 +11,14 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from controlplane import prometheus
 from mirrors.models import Cluster, Connector, Deployment, Mirror
-from mirrors.services import metrics, mirrors, status
+from mirrors.services import metrics, status
 from mirrors.services.mirrors import create_mirror
 from spark_runtime import channel, series
-from tests.api.test_metrics_api import DownRedis, FakeRedis
+from tests.fakes import DownRedis
 
 pytestmark = pytest.mark.django_db
 
 REMOTE = {"REMOTE_ADDR": "10.1.2.3"}
-
-
-@pytest.fixture
-def fake_redis(monkeypatch):
-    fake = FakeRedis()
-    for module in (metrics, status, mirrors):
-        monkeypatch.setattr(module, "get_redis", lambda: fake)
-    return fake
 
 
 @pytest.fixture(autouse=True)

@@ -14,23 +14,9 @@ from mirrors.services import runtime
 from mirrors.services.mirrors import create_mirror, update_mirror
 from mirrors.services.reconcile import Reconciler, backoff_seconds
 from spark_runtime import channel
+from tests.fakes import FakeRedis
 
 pytestmark = pytest.mark.django_db
-
-
-class FakeRedis:
-    def __init__(self):
-        self.data: dict[str, bytes] = {}
-
-    def get(self, key):
-        return self.data.get(key)
-
-    def set(self, key, value, ex=None):
-        self.data[key] = value.encode() if isinstance(value, str) else value
-
-    def delete(self, *keys):
-        for key in keys:
-            self.data.pop(key, None)
 
 
 class FakeProcesses:
