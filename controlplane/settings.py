@@ -3,6 +3,7 @@
 Production (`MIRRORPLANE_ENV=production`) refuses to start without its secrets.
 """
 
+import math
 import os
 from pathlib import Path
 
@@ -14,6 +15,18 @@ ENV = os.environ
 
 def _bool(name: str, default: bool) -> bool:
     return ENV.get(name, str(default)).strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _at_least(name: str, default: str, minimum: float, unit: str) -> float:
+    """A finite number >= `minimum` from the environment; anything else refuses to start, naming the variable."""
+    raw = ENV.get(name, default)
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= minimum):
+        raise ImproperlyConfigured(f"{name} must be a number of {unit} >= {minimum:g}, not {raw!r}")
+    return value
 
 
 # -- environment -------------------------------------------------------------------------
@@ -34,6 +47,11 @@ DATA_DIR = Path(ENV.get("MIRRORPLANE_DATA_DIR", VAR_DIR / "data"))
 RECONCILE_SECONDS = float(ENV.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))
 # An application that has not reported status for this long after start-up is considered stuck.
 APP_STALE_SECONDS = float(ENV.get("MIRRORPLANE_APP_STALE_SECONDS", "120"))
+# Metric history: minutes (MetricMinute) for this many hours, then merged into hours (MetricHour); at least
+# 25 so that the 24 h graphs always read minutes.
+METRICS_MINUTE_RETENTION_HOURS = _at_least("MIRRORPLANE_METRICS_MINUTE_RETENTION_HOURS", "48", 25, "hours")
+# Days of hourly metric history (MetricHour) kept for the dashboard's 7 d and 30 d graphs.
+METRICS_RETENTION_DAYS = float(ENV.get("MIRRORPLANE_METRICS_RETENTION_DAYS", "30"))
 CLUSTER_CHECK_TIMEOUT_SECONDS = 10
 
 if PRODUCTION and not (SECRET_KEY and ENCRYPTION_KEY):
@@ -133,6 +151,12 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# plotly.js comes from the installed plotly package (no CDN, no copy in git): /static/vendor/plotly.min.js
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "frontend.staticfiles.PlotlyFinder",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
@@ -177,7 +201,10 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": RECONCILE_SECONDS,
         # A tick nobody ran in time is dropped: the next one does the same work.
         "options": {"expires": max(RECONCILE_SECONDS * 2, 5)},
-    }
+    },
+    # Complete minutes of every mirror's time series into the database (resumes where it stopped), old
+    # minutes into hours, old hours away.
+    "rollup-metrics": {"task": "mirrors.tasks.rollup_metrics", "schedule": 60.0, "options": {"expires": 60}},
 }
 
 LOGGING = {

@@ -7,6 +7,7 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
+from mirrors.services import rollup
 from mirrors.services.reconcile import Reconciler
 from mirrors.services.redis_client import get_redis
 
@@ -29,3 +30,10 @@ def reconcile() -> bool:
         except Exception:  # noqa: BLE001 - an expired lock is released already
             log.warning("reconcile lock expired before release")
     return True
+
+
+@shared_task(name="mirrors.tasks.rollup_metrics", ignore_result=True)
+def rollup_metrics() -> dict:
+    """Every mirror's complete minutes into MetricMinute, minutes past MIRRORPLANE_METRICS_MINUTE_RETENTION_HOURS
+    into MetricHour, then the retention (MIRRORPLANE_METRICS_RETENTION_DAYS)."""
+    return rollup.run(get_redis(), settings.METRICS_RETENTION_DAYS, settings.METRICS_MINUTE_RETENTION_HOURS)

@@ -1,4 +1,5 @@
-"""The mirror application's control loop: apply the desired state, tick connectors, report status.
+"""The mirror application's control loop: apply the desired state, tick connectors, report status,
+and sample the `throughput` and `tasks` series from that status every couple of seconds.
 
 Exits when every connector is desired stopped, when the control plane publishes a newer
 configuration generation (it then submits the application again), or on SIGTERM.
@@ -23,6 +24,7 @@ from spark_runtime.connectors.checkpoint import CheckpointConnector
 from spark_runtime.connectors.heartbeat import HeartbeatConnector
 from spark_runtime.connectors.source import SourceConnector
 from spark_runtime.lag import LagSampler
+from spark_runtime.samples import Sampler
 
 log = logging.getLogger("mirrorplane.app")
 
@@ -33,12 +35,14 @@ REDACTED_OPTIONS = r"(?i)url|password|jaas|ssl\.key|keystore|truststore\.certifi
 
 class MirrorApplication:
     def __init__(self, config: MirrorConfig, spark: Any, redis_client: Any,
-                 connectors: dict[str, Connector], lag: LagSampler | None = None) -> None:
+                 connectors: dict[str, Connector], lag: LagSampler | None = None,
+                 sampler: Sampler | None = None) -> None:
         self.config = config
         self.spark = spark
         self.redis = redis_client
         self.connectors = connectors
         self.lag = lag
+        self.sampler = sampler if sampler is not None else Sampler()
         self.started_at = time.time()
         self.stopping = False
         self.exit_reason = ""
@@ -65,7 +69,8 @@ class MirrorApplication:
         for kind, connector in self.connectors.items():
             connector.apply(self.desired.connectors.get(kind, channel.ConnectorDesired()))
             connector.tick()
-        self.report()
+        status = self.report()
+        self._sample(status["connectors"])
 
     def _read_desired(self) -> None:
         try:
@@ -81,7 +86,8 @@ class MirrorApplication:
             self._stop("every connector is stopped")
         self.desired = desired
 
-    def report(self) -> None:
+    def report(self) -> dict:
+        """Publish the status (best effort) and return it."""
         status = {
             "mirror": self.config.name,
             "generation": self.config.generation,
@@ -96,6 +102,15 @@ class MirrorApplication:
             channel.publish_status(self.redis, self.config.name, status)
         except redis.RedisError as error:
             log.warning("cannot publish status: %s", error)
+        return status
+
+    def _sample(self, connectors: dict[str, dict]) -> None:
+        now = time.time()
+        for name, point in self.sampler.sample(connectors, now).items():
+            try:
+                series.append(self.redis, self.config.name, name, point, now)
+            except redis.RedisError as error:
+                log.warning("cannot record a %s point: %s", name, error)
 
     def _stop(self, reason: str) -> None:
         self.stopping, self.exit_reason = True, reason

@@ -8,11 +8,19 @@ Series and their points:
 - `heartbeat`: a heartbeat of this flow arrived on the target:
   `{"flow": "A->B", "latency_ms": arrival - emission, "emitted_at": ms}`
 - `lag`: replication lag, sampled every couple of seconds:
-  `{"records": total, "seconds": max, "partitions": [{"topic", "partition", "remote_topic",
-  "records", "seconds"}]}`; only partitions with records to replicate are listed (others are 0);
-  `seconds` is the age of the oldest unreplicated record, or the heartbeat latency when idle.
+  `{"records": total, "seconds": max, "idle": bool, "partitions": [{"topic", "partition",
+  "remote_topic", "records", "seconds"}], "source_ends": {topic: sum of its end offsets}}`; only
+  partitions with records to replicate are listed (others are 0); `seconds` is the age of the
+  oldest unreplicated record, or the heartbeat latency when idle; `source_ends` covers every
+  mirrored topic, unchanged sums meaning its producers wrote nothing (migration readiness).
 - `checkpoint`: after each checkpoint pass: `{"groups": [{"group", "partitions", "checkpoints",
   "reprocess"}]}`, `reprocess` being the most records the group would read again on failover.
+- `throughput`: every couple of seconds (spark_runtime/samples.py): `{"records_per_s", "bytes_per_s",
+  "records", "bytes", "topics": {topic: records/s}}`, rates since the previous sample, `records` and
+  `bytes` replicated since the application started; `topics` counts offsets advanced (null while a
+  partition of the topic has no earlier position).
+- `tasks`: every couple of seconds: `{state: tasks in that state}` over every connector, `RUNNING`
+  always present; a connector without tasks counts once only when FAILED (see samples.py).
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import json
 import time
 from typing import Any
 
-SERIES = ("heartbeat", "lag", "checkpoint")
+SERIES = ("heartbeat", "lag", "checkpoint", "throughput", "tasks")
 DEFAULT_RETENTION_SECONDS = 6 * 3600
 
 

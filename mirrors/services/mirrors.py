@@ -9,7 +9,7 @@ import redis
 from django.db import transaction
 
 from mirrors.choices import ConnectorKind
-from mirrors.models import Cluster, Connector, Mirror
+from mirrors.models import Cluster, Connector, MetricHour, MetricMinute, Mirror
 from mirrors.services.redis_client import get_redis
 from spark_runtime import series
 
@@ -71,10 +71,12 @@ def update_mirror(mirror: Mirror, *, connectors: dict | None = None, **fields: A
 
 @transaction.atomic
 def delete_mirror(mirror: Mirror) -> None:
-    """Removes the mirror and, once that is committed, its time series; the supervisor stops its
-    application on its next pass."""
+    """Removes the mirror, its metric history and, once that is committed, its time series; the
+    supervisor stops its application on its next pass."""
     name = mirror.name
     mirror.delete()
+    MetricMinute.objects.filter(mirror_name=name).delete()
+    MetricHour.objects.filter(mirror_name=name).delete()
     transaction.on_commit(lambda: delete_series(name))
 
 

@@ -6,25 +6,26 @@ import os
 import pytest
 import redis
 
-from spark_runtime import channel
+from spark_runtime import channel, series
 from spark_runtime.app import MirrorApplication
 from spark_runtime.channel import FAILED, PAUSED, RUNNING, STOPPED, UNASSIGNED, ConnectorDesired, Desired
 from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.base import Connector
+from spark_runtime.samples import Sampler
+from tests import fakes
 
 MIRROR = "east-to-west"
 
 
-class FakeRedis:
+class FakeRedis(fakes.FakeRedis):
+    """Strings with their time-to-live, and streams (the series)."""
+
     def __init__(self) -> None:
-        self.data: dict[str, str] = {}
+        super().__init__()
         self.expiry: dict[str, int | None] = {}
 
-    def get(self, key: str):
-        return self.data.get(key)
-
     def set(self, key: str, value: str, ex: int | None = None) -> None:
-        self.data[key] = value
+        super().set(key, value, ex)
         self.expiry[key] = ex
 
 
@@ -33,6 +34,9 @@ class BrokenRedis(FakeRedis):
         raise redis.ConnectionError("connection refused")
 
     def set(self, key: str, value: str, ex: int | None = None) -> None:
+        raise redis.ConnectionError("connection refused")
+
+    def xadd(self, *args, **kwargs) -> None:
         raise redis.ConnectionError("connection refused")
 
 
@@ -204,6 +208,45 @@ def test_report_after_stopping_names_the_exit_reason():
 
 def test_status_publish_failure_is_not_fatal():
     app, _, connectors = make_app(client=BrokenRedis())
+    app.step()
+    assert not app.stopping
+    assert all(c.state == RUNNING for c in connectors.values())
+
+
+class CountingConnector(FakeConnector):
+    """A source connector with cumulative counters, as SourceConnector reports them."""
+
+    def __init__(self) -> None:
+        super().__init__("source")
+        self.records = 0
+
+    def status(self) -> dict:
+        return super().status() | {"metrics": {"records": self.records, "bytes": self.records * 10}}
+
+
+def test_the_loop_records_tasks_and_throughput_every_couple_of_seconds(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr("spark_runtime.app.time.time", lambda: clock[0])
+    client = FakeRedis()
+    source = CountingConnector()
+    app = MirrorApplication(make_config(), None, client, {"source": source, "heartbeat": FakeConnector("heartbeat")},
+                            sampler=Sampler(interval=2.0))
+    write_desired(client, source="running", heartbeat="paused")
+    for records in (0, 100, 200, 300, 400):  # a step every second
+        source.records = records
+        app.step()
+        clock[0] += 1.0
+    tasks = series.read(client, MIRROR, "tasks")
+    assert [p["at"] for p in tasks] == [1000.0, 1002.0, 1004.0]
+    assert tasks[0] | {"at": 0} == {"at": 0, "RUNNING": 1, "PAUSED": 1}
+    throughput = series.read(client, MIRROR, "throughput")
+    assert [(p["at"], p["records_per_s"], p["bytes_per_s"], p["records"]) for p in throughput] == [
+        (1002.0, 100.0, 1000.0, 200), (1004.0, 100.0, 1000.0, 400)]
+
+
+def test_series_not_recorded_while_redis_is_away_do_not_stop_the_loop():
+    app, _, connectors = make_app(client=BrokenRedis())
+    app.step()
     app.step()
     assert not app.stopping
     assert all(c.state == RUNNING for c in connectors.values())
