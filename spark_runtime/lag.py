@@ -2,7 +2,9 @@
 
 Per source partition: records not yet replicated (its end offset minus the next offset the
 source connector will read) and time lag (age of the oldest unreplicated record; when nothing
-is waiting, the latest heartbeat latency, which is how late an idle link is).
+is waiting, the latest heartbeat latency, which is how late an idle link is). Each point also
+carries the source end offsets summed per topic, so a reader can tell when producers stopped
+(migration readiness: unchanged sums over a while mean nothing is written any more).
 """
 
 from __future__ import annotations
@@ -58,7 +60,17 @@ def lag_point(positions: Positions, ends: dict[Partition, int], starts: dict[Par
                         "records": records, "seconds": seconds})
     if not lagging and idle_latency_ms is not None:
         worst = idle_latency_ms / 1000
-    return {"records": total, "seconds": round(worst, 3), "idle": not lagging, "partitions": lagging}
+    return {"records": total, "seconds": round(worst, 3), "idle": not lagging, "partitions": lagging,
+            "source_ends": source_ends(positions.partitions, ends)}
+
+
+def source_ends(partitions: list[Partition], ends: dict[Partition, int]) -> dict[str, int]:
+    """Sum of the end offsets per topic: it grows with every record written to the source."""
+    sums: dict[str, int] = {}
+    for tp in partitions:
+        if tp in ends:
+            sums[tp[0]] = sums.get(tp[0], 0) + ends[tp]
+    return dict(sorted(sums.items()))
 
 
 class LagSampler:

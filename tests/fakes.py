@@ -43,6 +43,29 @@ class FakeRedis:
         entries = list(reversed(self._between(key, min, max)))
         return entries[:count] if count else entries
 
+    def pipeline(self, transaction=True):
+        return FakePipeline(self)
+
+    def executed_pipeline(self) -> None:
+        """Called once per executed pipeline (subclasses count round trips)."""
+
+
+class FakePipeline:
+    """Queues commands; `execute()` runs them on the fake in order and returns their replies."""
+
+    def __init__(self, client: FakeRedis) -> None:
+        self.client, self.calls = client, []
+
+    def __getattr__(self, name):
+        def queue(*args, **kwargs):
+            self.calls.append((name, args, kwargs))
+            return self
+        return queue
+
+    def execute(self):
+        self.client.executed_pipeline()
+        return [getattr(FakeRedis, name)(self.client, *args, **kwargs) for name, args, kwargs in self.calls]
+
 
 class DownRedis:
     def __getattr__(self, name):

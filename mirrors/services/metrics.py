@@ -72,48 +72,56 @@ def link_health(mirror: Mirror, now: float | None = None, live: dict | object | 
         live = live_status(mirror)
     now = time.time() if now is None else now
     connectors = {c.kind: c for c in mirror.connectors.all()}
+    point, redis_error = None, None
+    try:
+        point = series.latest(get_redis(), mirror.name, "heartbeat")
+    except redis.RedisError as error:
+        redis_error = str(error)
+    deployment = Deployment.objects.filter(mirror_name=mirror.name).first()
+    return link_health_from(mirror, connectors, point, started_at(mirror, deployment), live, now, redis_error)
+
+
+def link_health_from(mirror: Mirror, connectors: dict[str, Connector], point: dict | None, started_at: float,
+                live: dict | None, now: float, redis_error: str | None = None) -> dict:
+    """Link health from inputs read beforehand (no query, no Redis call): the overview reads them in bulk.
+
+    `point`: the newest heartbeat point; `started_at`: when heartbeats could first be expected;
+    `live`: the application's live status (None: there is none); `redis_error`: why Redis could not be read.
+    """
     heartbeat = connectors.get(ConnectorKind.HEARTBEAT)
     limit = unhealthy_after_seconds(heartbeat)
     result = {"state": UNKNOWN, "reason": "", "last_heartbeat_at": None, "latency_ms": None,
               "unhealthy_after_seconds": limit}
-
     off = _heartbeats_off(mirror, heartbeat)
     if off:
         return result | {"reason": off}
-    try:
-        point = series.latest(get_redis(), mirror.name, "heartbeat")
-    except redis.RedisError as error:
-        return result | {"reason": f"cannot read heartbeats: {error}"}
+    if redis_error:
+        return result | {"reason": f"cannot read heartbeats: {redis_error}"}
     last_at = point["at"] if point else None
     result |= {"last_heartbeat_at": last_at, "latency_ms": point.get("latency_ms") if point else None}
     age = None if last_at is None else max(0.0, now - last_at)
     recent = age is not None and age < limit
-    source = mirror.source.alias
-
     desired = heartbeat.desired_state if heartbeat else DesiredState.RUNNING
     if desired != DesiredState.RUNNING:
         if recent:
             return result | {"state": HEALTHY, "reason": f"last heartbeat {age:.1f} s ago; "
                                                            f"the heartbeat connector is {desired}"}
         return result | {"state": UNHEALTHY, "reason": f"the heartbeat connector is {desired}: "
-                                                       f"no heartbeats are emitted from {source}"}
+                                                       f"no heartbeats are emitted from {mirror.source.alias}"}
     if recent:
         return result | {"state": HEALTHY, "reason": f"last heartbeat {age:.1f} s ago"}
-
-    started_at = _started_at(mirror)
     if (last_at is None or last_at < started_at) and now - started_at < limit:
         return result | {"reason": "waiting for the first heartbeat"}
     detail = (((live or {}).get("connectors") or {}).get(ConnectorKind.HEARTBEAT) or {}).get("detail")
-    if detail and last_at is None:  # e.g. heartbeats cannot be written on the source: nothing to time
+    if detail and last_at is None:
         return result | {"reason": detail}
     silence = "yet" if age is None else f"for {age:.0f} s"
-    return result | {"state": UNHEALTHY,
-                     "reason": f"no heartbeat from {source} {silence} (limit {limit:g} s){_suspects(connectors, live)}"}
+    return result | {"state": UNHEALTHY, "reason": f"no heartbeat from {mirror.source.alias} {silence} "
+                                                   f"(limit {limit:g} s){_suspects(connectors, live)}"}
 
 
-def _started_at(mirror: Mirror) -> float:
+def started_at(mirror: Mirror, deployment: Deployment | None) -> float:
     """When heartbeats could first be expected: the application's submission, else the mirror's creation."""
-    deployment = Deployment.objects.filter(mirror_name=mirror.name).first()
     moments = [mirror.created_at] + ([deployment.submitted_at] if deployment and deployment.submitted_at else [])
     return max(moment.timestamp() for moment in moments)
 
