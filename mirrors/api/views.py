@@ -17,6 +17,7 @@ from mirrors.api.serializers import (
     TranslateQuerySerializer,
 )
 from mirrors.models import Cluster, Mirror
+from mirrors.roles import ADMIN, VIEWER
 from mirrors.services import events, offsets
 from mirrors.services import metrics as mirror_metrics
 from mirrors.services import status as mirror_status
@@ -44,6 +45,11 @@ class ClusterViewSet(viewsets.ModelViewSet):
     queryset = Cluster.objects.all()
     serializer_class = ClusterSerializer
     lookup_field = "alias"
+
+    @property
+    def write_role(self) -> str:
+        """Checking a stored cluster's connection changes nothing: viewers may (the clusters page shows it)."""
+        return VIEWER if self.action == "check" else ADMIN
 
     def perform_create(self, serializer: ClusterSerializer) -> None:
         cluster = serializer.save()
