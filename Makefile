@@ -12,13 +12,15 @@ export MIRRORPLANE_CACHE := $(CACHE)
 install: system-packages python-packages fetch
 
 # Java 17 (Kafka brokers, Spark, our JVM writer), Maven (jars from Maven Central), Redis,
-# PostgreSQL (server binaries for the DATABASE_URL test; the demo itself uses SQLite).
+# PostgreSQL (server binaries for the DATABASE_URL test; the demo itself uses SQLite),
+# Chromium (the dashboard's browser tests drive it through Playwright).
 system-packages:
 	@missing=""; \
 	command -v javac >/dev/null || missing="$$missing openjdk-17-jdk-headless"; \
 	command -v mvn >/dev/null || missing="$$missing maven"; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \

@@ -15,6 +15,10 @@ urlpatterns = [
     path("offsets/translate/", OffsetTranslateView.as_view(), name="offsets-translate"),
     path("", include("mirrors.api.lifecycle_urls")),
     path("", include("mirrors.api.interchange_urls")),
+    # dashboard data: graphs, overview and readiness, form helpers (before the router's mirrors/<name>/)
+    path("", include("mirrors.api.graphs_urls")),
+    path("", include("mirrors.api.dashboard_urls")),
+    path("", include("mirrors.api.forms_urls")),
     path("", include(router.urls)),
     path("", include("mirrors.api.users_urls")),
 ]

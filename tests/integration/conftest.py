@@ -87,3 +87,38 @@ def control_plane(devstack, django_db_setup, django_db_blocker):
 def unique() -> str:
     """A short random suffix: every test gets its own topics and mirror names."""
     return uuid.uuid4().hex[:8]
+
+
+# -- the browser: Playwright driving Debian's Chromium against pytest-django's live server -----
+
+CHROMIUM = os.environ.get("MIRRORPLANE_CHROMIUM", "/usr/bin/chromium")
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
+        pytest.fail(f"no Chromium at {CHROMIUM}: run `make install` (Debian package chromium)")
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop on this thread; the tests' ORM calls are still synchronous.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def browse(chromium, live_server):
+    """`browse(width, height)`: a fresh browser context (no cookies) and page on the live server."""
+    contexts = []
+
+    def open_page(width: int = 1280, height: int = 800):
+        context = chromium.new_context(viewport={"width": width, "height": height}, base_url=live_server.url)
+        context.set_default_timeout(15_000)
+        contexts.append(context)
+        return context.new_page()
+
+    yield open_page
+    for context in contexts:
+        context.close()
