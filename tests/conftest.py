@@ -102,3 +102,15 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("measured figures")
         for line in _FIGURES:
             terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def fake_redis(monkeypatch):
+    """An in-memory Redis (tests/fakes.py) for every service that reads or writes Redis."""
+    from mirrors.services import graphs, metrics, mirrors, overview, status
+    from tests.fakes import FakeRedis
+
+    fake = FakeRedis()
+    for module in (metrics, status, mirrors, overview, graphs):
+        monkeypatch.setattr(module, "get_redis", lambda: fake)
+    return fake

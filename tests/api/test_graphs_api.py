@@ -19,28 +19,22 @@ GRAPHS = ["heartbeat", "lag_records", "lag_seconds", "throughput_records", "thro
 
 
 @pytest.fixture
-def redis_(fake_redis, monkeypatch):
-    monkeypatch.setattr(graphs, "get_redis", lambda: fake_redis)
-    return fake_redis
-
-
-@pytest.fixture
 def mirror(db):
     east = Cluster.objects.create(alias="east", bootstrap_servers="east:9092")
     west = Cluster.objects.create(alias="west", bootstrap_servers="west:9092")
     return create_mirror(name="m1", source=east, target=west)
 
 
-def test_graphs_of_a_running_mirror(api, redis_, mirror):
+def test_graphs_of_a_running_mirror(api, fake_redis, mirror):
     now = time.time()
-    channel.publish_status(redis_, "m1", {"generation": mirror.generation, "connectors": {
+    channel.publish_status(fake_redis, "m1", {"generation": mirror.generation, "connectors": {
         "source": {"state": "RUNNING", "tasks": [{"id": 0, "state": "RUNNING"}], "topics": ["orders"]}}})
-    series.append(redis_, "m1", "heartbeat", {"flow": "east->west", "latency_ms": 15}, at=now - 3)
-    series.append(redis_, "m1", "lag", {"records": 4, "seconds": 1.5, "partitions": [
+    series.append(fake_redis, "m1", "heartbeat", {"flow": "east->west", "latency_ms": 15}, at=now - 3)
+    series.append(fake_redis, "m1", "lag", {"records": 4, "seconds": 1.5, "partitions": [
         {"topic": "orders", "partition": 0, "remote_topic": "east.orders", "records": 4, "seconds": 1.5}]}, at=now - 2)
-    series.append(redis_, "m1", "throughput", {"records_per_s": 10.0, "bytes_per_s": 99.0, "records": 20,
+    series.append(fake_redis, "m1", "throughput", {"records_per_s": 10.0, "bytes_per_s": 99.0, "records": 20,
                                                "bytes": 198, "topics": {"orders": 10.0}}, at=now - 2)
-    series.append(redis_, "m1", "tasks", {"RUNNING": 1}, at=now - 2)
+    series.append(fake_redis, "m1", "tasks", {"RUNNING": 1}, at=now - 2)
     response = api.get("/api/v1/mirrors/m1/graphs/?range=1h")
     assert response.status_code == 200, response.content
     body = response.json()
@@ -59,14 +53,14 @@ def test_graphs_of_a_running_mirror(api, redis_, mirror):
     assert [t["name"] for t in drill["graphs"]["lag_records"]["traces"]] == ["orders total", "partition 0"]
 
 
-def test_the_default_range_is_15_minutes(api, redis_, mirror):
+def test_the_default_range_is_15_minutes(api, fake_redis, mirror):
     body = api.get("/api/v1/mirrors/m1/graphs/").json()
     assert body["range"] == "15m" and body["until"] - body["since"] == 900
     assert api.get("/api/v1/mirrors/m1/graphs/?range=&topic=").json()["range"] == "15m"  # empty: not given
     assert all(g["empty"] for g in body["graphs"].values())
 
 
-def test_24h_reads_the_rolled_up_minutes(api, redis_, mirror):
+def test_24h_reads_the_rolled_up_minutes(api, fake_redis, mirror):
     minute = rollup.minute_of(time.time()) - 600
     MetricMinute.objects.create(mirror_name="m1", minute=rollup.as_datetime(minute),
                                 data=rollup.minute_data({"tasks": [{"RUNNING": 3}]}))
@@ -76,7 +70,7 @@ def test_24h_reads_the_rolled_up_minutes(api, redis_, mirror):
 
 
 @pytest.mark.parametrize("range_", ["7d", "30d"])
-def test_7d_and_30d_read_the_hours_and_the_minutes_not_compacted_yet(api, redis_, mirror, range_):
+def test_7d_and_30d_read_the_hours_and_the_minutes_not_compacted_yet(api, fake_redis, mirror, range_):
     hour = rollup.hour_of(time.time())
     MetricHour.objects.bulk_create([  # 3 days ago and the hour before: compacted
         MetricHour(mirror_name="m1", hour=rollup.as_datetime(hour - h * 3600),
@@ -106,13 +100,13 @@ def test_7d_and_30d_read_the_hours_and_the_minutes_not_compacted_yet(api, redis_
                                               "and '-' only)"]}),
     (f"topic={'t' * 250}", {"topic": ["Ensure this field has no more than 249 characters."]}),
 ])
-def test_bad_queries_are_400s_naming_the_field(api, redis_, mirror, query, errors):
+def test_bad_queries_are_400s_naming_the_field(api, fake_redis, mirror, query, errors):
     response = api.get(f"/api/v1/mirrors/m1/graphs/?{query}")
     assert response.status_code == 400
     assert response.json() == errors
 
 
-def test_unknown_mirror_is_404(api, redis_, mirror):
+def test_unknown_mirror_is_404(api, fake_redis, mirror):
     response = api.get("/api/v1/mirrors/nope/graphs/?range=1h")
     assert response.status_code == 404
     assert response.json() == {"detail": "no mirror named 'nope'"}
@@ -126,7 +120,7 @@ def test_redis_down_is_503_with_the_reason(api, mirror, monkeypatch, range_):
     assert response.json()["detail"].startswith("cannot read the mirror's time series: Error 111")
 
 
-def test_viewers_may_read_graphs_and_anonymous_callers_may_not(api_as, client, redis_, mirror):
+def test_viewers_may_read_graphs_and_anonymous_callers_may_not(api_as, client, fake_redis, mirror):
     assert api_as(VIEWER).get("/api/v1/mirrors/m1/graphs/?range=1h").status_code == 200
     assert client.get("/api/v1/mirrors/m1/graphs/?range=1h").status_code == 401
     assert api_as(None).get("/api/v1/mirrors/m1/graphs/?range=1h").status_code == 403

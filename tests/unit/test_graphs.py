@@ -9,7 +9,7 @@ import pytest
 
 from mirrors.choices import ApplicationState
 from mirrors.models import Cluster, Deployment, MetricHour, MetricMinute
-from mirrors.services import graphs, metrics, rollup, status
+from mirrors.services import graphs, rollup
 from mirrors.services.mirrors import create_mirror, update_mirror
 from spark_runtime import channel, series
 from tests.fakes import FakeRedis
@@ -21,11 +21,8 @@ HOUR = 3600
 
 
 @pytest.fixture
-def fake(monkeypatch) -> FakeRedis:
-    fake = FakeRedis()
-    for module in (graphs, metrics, status):
-        monkeypatch.setattr(module, "get_redis", lambda: fake)
-    return fake
+def fake(fake_redis) -> FakeRedis:
+    return fake_redis
 
 
 @pytest.fixture
