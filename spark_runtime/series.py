@@ -58,19 +58,20 @@ def read(client: Any, mirror: str, series: str, since: float | None = None, unti
         entries = client.xrange(series_key(mirror, series), min=start, max=end)
     else:
         entries = list(reversed(client.xrevrange(series_key(mirror, series), max=end, min=start, count=limit)))
-    return [_point(entry_id, fields) for entry_id, fields in entries]
+    return [decode(entry_id, fields) for entry_id, fields in entries]
 
 
 def latest(client: Any, mirror: str, series: str) -> dict | None:
     entries = client.xrevrange(series_key(mirror, series), count=1)
-    return _point(*entries[0]) if entries else None
+    return decode(*entries[0]) if entries else None
 
 
 def delete(client: Any, mirror: str) -> None:
     client.delete(*(series_key(mirror, series) for series in SERIES))
 
 
-def _point(entry_id: bytes | str, fields: dict) -> dict:
+def decode(entry_id: bytes | str, fields: dict) -> dict:
+    """A stream entry (as XRANGE returns it, also from a pipeline) as a point with its `at`."""
     entry_id = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
     raw = fields.get(b"v", fields.get("v"))
     return {"at": int(entry_id.split("-")[0]) / 1000} | json.loads(raw)

@@ -193,7 +193,7 @@ def _json(raw: bytes | None, name: str) -> dict | None:
 
 def _newest(entries: list, name: str) -> dict | None:
     try:
-        return series._point(*entries[0]) if entries else None  # the series module's own decoding
+        return series.decode(*entries[0]) if entries else None
     except (ValueError, KeyError, TypeError):
         log.warning("unreadable series point of %s", name)
         return None

@@ -114,7 +114,9 @@ def test_graphs_get_points_from_a_running_mirror_and_minutes_are_rolled_up(api, 
     assert day["resolution"] == "1m"
     minutes = {int(row.minute.timestamp()) for row in rows}
     assert minutes & set(day["graphs"]["tasks"]["traces"][0]["x"]), "the 24 h range does not show the stored minutes"
+    week = wait_for_graphs(api, name, "7d", 10)  # the current hour, merged from its minutes
+    assert week["resolution"] == "1h" and week["graphs"]["tasks"]["traces"], week["graphs"]["tasks"]
     figures(f"graphs: every graph has points {all_points_after:.1f} s after the mirror was created; "
-            f"{len(rows)} minute(s) rolled up ({sorted(merged)}), shown in the 24 h range")
+            f"{len(rows)} minute(s) rolled up ({sorted(merged)}), shown in the 24 h and 7 d ranges")
     assert api.delete(f"/api/v1/mirrors/{name}/").status_code == 204
     assert not MetricMinute.objects.filter(mirror_name=name).exists()
