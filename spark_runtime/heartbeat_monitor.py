@@ -5,6 +5,10 @@ them to `A.heartbeats` on B like any record. A background thread follows that to
 records, for each heartbeat of this flow, its arrival time minus its emission time. Heartbeats
 stop arriving when anything on the way stops (A, B, the source connector, the application), which
 is what makes the link unhealthy.
+
+Heartbeats emitted before the monitor started are left out: a new mirror's source connector copies
+the source's `heartbeats` topic from its beginning, so what earlier applications of the same flow
+emitted arrives again, minutes or hours old. That is history, not this link's latency.
 """
 
 from __future__ import annotations
@@ -34,11 +38,13 @@ class HeartbeatMonitor:
         self.last_arrival_at: float | None = None
         self.latency_ms: int | None = None
         self.error: str | None = None
+        self.since_ms = 0  # heartbeats emitted before this are history (set when started)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         self._stop.clear()
+        self.since_ms = int(time.time() * 1000)
         reader = PartitionReader(self.target, self.topic, "heartbeat-monitor", start=OFFSET_END)
         self._thread = threading.Thread(target=self._run, args=(reader,), name="heartbeat-monitor", daemon=True)
         self._thread.start()
@@ -72,6 +78,8 @@ class HeartbeatMonitor:
             return
         if (beat.source_alias, beat.target_alias) != self.flow:
             return  # carried from further upstream: another flow's heartbeat
+        if beat.timestamp_ms < self.since_ms:
+            return  # emitted before this monitor started: copied history
         self.received += 1
         self.last_arrival_at = arrived_at
         self.latency_ms = max(0, int(arrived_at * 1000) - beat.timestamp_ms)
