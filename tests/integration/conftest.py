@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -74,7 +75,17 @@ def control_plane(devstack, django_db_setup, django_db_blocker):
         plane["pid"] = processes.spawn(argv, log, env=env, cwd=ROOT).pid
         return plane["pid"]
 
+    @contextlib.contextmanager
+    def stopped():
+        """No supervisor for a while: for tests whose mirrors are not meant to run (fake clusters)."""
+        processes.terminate(plane["pid"], "celery", grace_seconds=15)
+        try:
+            yield
+        finally:
+            plane["pid"] = processes.spawn(argv, log, env=env, cwd=ROOT).pid
+
     plane["restart_worker"] = restart_worker
+    plane["stopped"] = stopped
     try:
         yield plane
     finally:
