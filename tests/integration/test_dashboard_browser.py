@@ -16,7 +16,7 @@ from confluent_kafka import Consumer
 
 from mirrors.models import Cluster, Mirror
 from tests.integration import kafka_tools
-from tests.integration.browser import log_in, screenshot
+from tests.integration.browser import log_in, screenshot, unnamed_controls
 from tests.integration.test_connector_verbs import Traffic, copied
 from tests.integration.test_mirror_end_to_end import create_clusters
 
@@ -102,7 +102,6 @@ def test_operator_session_in_the_browser(browse, live_server, api, make_user, de
                 f"{time.monotonic() - started:.1f} s later")
         wait_for(lambda: all(points(page, g) > 0 for g in GRAPHS), 90,
                  "every graph has points: " + ", ".join(f"{g}={points(page, g)}" for g in GRAPHS), poll=1)
-        screenshot(page, "mirror-detail")
 
         # Pause the source connector: the card shows PAUSED within 5 s, and Kafka confirms the pause.
         card = page.locator("#connector-source")
@@ -122,6 +121,7 @@ def test_operator_session_in_the_browser(browse, live_server, api, make_user, de
         sent = traffic.sent
         wait_for(lambda: copied(west, remote) >= sent, 60, "every record is on the target after the resume")
         wait_for(lambda: last_total(page, "lag_records") == 0, 60, "the lag graph returns to 0", poll=1)
+        screenshot(page, "mirror-detail")  # a minute of history: traffic, the pause, the catch-up
         # Stop asks first; cancelling changes nothing.
         page.locator("#connector-heartbeat").get_by_role("button", name="Stop the heartbeat connector").click()
         page.locator("dialog#confirm").wait_for(state="visible")
@@ -132,11 +132,13 @@ def test_operator_session_in_the_browser(browse, live_server, api, make_user, de
 
         phone = browse(390, 844)
         log_in(phone, "admin", "admin-password-123")
-        for path in (f"/mirrors/{name}/", "/", "/mirrors/", "/clusters/", f"/mirrors/{name}/edit/"):
+        for path in (f"/mirrors/{name}/", "/", "/mirrors/", "/clusters/", f"/mirrors/{name}/edit/", "/clusters/new/",
+                     "/import/", "/events/"):
             phone.goto(path)
             phone.wait_for_load_state("networkidle")
             width = phone.evaluate("document.documentElement.scrollWidth")
             assert width <= 390, f"{path} scrolls sideways on a 390-px phone ({width} px wide)"
+            assert unnamed_controls(phone) == [], f"{path}: controls without an accessible name"
         phone.goto(f"/mirrors/{name}/")
         phone.locator("#graph-throughput_records .main-svg").first.wait_for()
         screenshot(phone, "mirror-detail-phone")

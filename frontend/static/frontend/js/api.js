@@ -77,11 +77,15 @@ window.mp = (function () {
     return Math.round(age / 86400) + " d ago";
   }
 
+  let toastTimer = null;
+  /* A short message in the page's #toast live region; it fades after 6 s (errors stay 15 s). */
   function announce(message, kind) {
     const region = document.getElementById("toast");
     if (!region) return;
     region.textContent = message;
     region.className = "toast toast-" + (kind || "info");
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(function () { region.textContent = ""; }, kind === "error" ? 15000 : 6000);
   }
 
   return {request: request, errorText: errorText, every: every, el: el, number: number, ago: ago,

@@ -90,7 +90,7 @@
     const answer = await mp.request(method, base + "connectors/" + kind + "/" + path);
     busy[kind] = false;
     if (answer.ok) {
-      mp.announce(kind + " connector: " + (answer.data.detail || "desired " + answer.data.desired_state), "info");
+      mp.announce(answer.data.detail || kind + " connector: desired " + answer.data.desired_state, "info");
       fastUntil = Date.now() + 15000;  // follow the transition closely
     } else {
       mp.announce(kind + " connector: " + mp.errorText(answer.data), "error");
@@ -208,8 +208,10 @@
 
   renderStatus(JSON.parse(document.getElementById("status-data").textContent));
   statusLoop();
-  let stopGraphs = mp.every(5, refreshGraphs);
-  function restartGraphs() { stopGraphs(); stopGraphs = mp.every(5, refreshGraphs); }
+  // A point every 2 s in the short ranges, one a minute or an hour in the long ones: refresh accordingly.
+  const REFRESH_SECONDS = {"15m": 5, "1h": 5, "24h": 30, "7d": 60, "30d": 60};
+  let stopGraphs = mp.every(REFRESH_SECONDS[range()] || 5, refreshGraphs);
+  function restartGraphs() { stopGraphs(); stopGraphs = mp.every(REFRESH_SECONDS[range()] || 5, refreshGraphs); }
   document.querySelectorAll("input[name=range]").forEach(function (r) { r.addEventListener("change", restartGraphs); });
   topicSelect.addEventListener("change", restartGraphs);
   mp.every(10, refreshReadiness);
