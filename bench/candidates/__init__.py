@@ -1,0 +1,81 @@
+"""What the harness measures: a candidate copies the source topic to `<alias>.<topic>` on the target.
+
+A candidate is set up once (jars, control plane), then started and stopped once per run; the harness
+times it from `start` until the remote topic holds the whole dataset and samples the process groups
+it reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    label: str  # e.g. "r2-mm2-t4": unique within a benchmark
+    alias: str  # the source cluster's alias in this run: the remote topic is new on the target
+    topic: str  # source topic
+    partitions: int
+    tasks: int  # tasks.max (the raw copy: threads)
+
+    @property
+    def remote_topic(self) -> str:
+        return f"{self.alias}.{self.topic}"
+
+
+@dataclass(frozen=True)
+class Environment:
+    source: str  # bootstrap servers
+    target: str
+    redis_url: str
+    work_dir: Path
+
+
+class Candidate:
+    name: str = ""
+    title: str = ""
+
+    def __init__(self, env: Environment) -> None:
+        self.env = env
+
+    def setup(self) -> None:
+        """Once before the first run: resolve jars, start services."""
+
+    def prepare(self, spec: RunSpec) -> None:
+        """Before the clock starts (e.g. register the run's source alias)."""
+
+    def start(self, spec: RunSpec) -> None:
+        """Begin copying; the clock runs from the call."""
+        raise NotImplementedError
+
+    def process_groups(self) -> list[int]:
+        """Process groups doing this run's work (may be empty until they appear)."""
+        raise NotImplementedError
+
+    def failure(self) -> str | None:
+        """Why the run cannot finish (its process exited, an API error), else None."""
+        return None
+
+    def details(self) -> dict:
+        """What the candidate can tell about the run (e.g. Spark micro-batches); asked before `stop`."""
+        return {}
+
+    def stop(self) -> None:
+        """Stop this run's processes and wait until they are gone."""
+        raise NotImplementedError
+
+    def teardown(self) -> None:
+        """Once at the end: stop what `setup` started."""
+
+    def settings(self) -> dict:
+        """The settings that matter for the comparison, for the report."""
+        return {}
+
+
+def build(name: str, env: Environment) -> Candidate:
+    from bench.candidates.mirrorplane import Mirrorplane
+    from bench.candidates.mm2 import MirrorMaker2
+    from bench.candidates.raw import RawCopy
+
+    return {"mirrorplane": Mirrorplane, "mm2": MirrorMaker2, "raw": RawCopy}[name](env)

@@ -1,0 +1,226 @@
+"""Mirrorplane as an operator runs it: the web app and a Celery worker with beat on their own database,
+a mirror created through the REST API (token auth), replicated by the Spark application the
+reconciler submits. Product defaults throughout (SPARK_MASTER local[2], 1g driver, reconcile every 2 s).
+
+The clock starts at the POST creating the mirror. The resources measured are those of the mirror's
+Spark application (its process group: spark-submit's JVM and the Python driver); the control
+plane's CPU during the run is reported beside them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from bench.candidates import Candidate, Environment, RunSpec
+from bench.cluster import TARGET
+from controlplane.infra import processes
+from spark_runtime import channel
+
+ROOT = Path(__file__).resolve().parents[2]
+USER = "bench"
+
+
+class ApiError(RuntimeError):
+    pass
+
+
+class Api:
+    """The REST API with a token, JSON in and out."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base.rstrip("/")
+        self.token = ""
+
+    def login(self, username: str, password: str) -> None:
+        self.token = self.call("POST", "/api/v1/auth/token/", {"username": username, "password": password})["token"]
+
+    def call(self, method: str, path: str, body: dict | None = None, timeout: float = 30) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base + path, data=data, method=method)  # noqa: S310 - http://127.0.0.1
+        request.add_header("Content-Type", "application/json")
+        if self.token:
+            request.add_header("Authorization", f"Token {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - our own loopback URL
+                raw = response.read()
+        except urllib.error.HTTPError as error:
+            body = error.read().decode(errors="replace")[:500]
+            raise ApiError(f"{method} {path}: HTTP {error.code} {body}") from None
+        return json.loads(raw) if raw else None
+
+
+class Mirrorplane(Candidate):
+    name = "mirrorplane"
+    title = "Mirrorplane"
+
+    def __init__(self, env: Environment) -> None:
+        super().__init__(env)
+        self.home = env.work_dir / "controlplane"
+        self.children: list[tuple[int, str]] = []  # (pid, marker)
+        self.api: Api | None = None
+        self.redis: Any = None
+        self.spec: RunSpec | None = None
+        self.started = 0.0
+        self.timeline: dict[str, float] = {}
+        self.batches: dict[int, dict] = {}
+        self.error: str | None = None
+        self._watch_stop = threading.Event()
+        self._watcher: threading.Thread | None = None
+
+    # -- the control plane, once ------------------------------------------------------------
+
+    def _env(self) -> dict[str, str]:
+        return dict(os.environ, DJANGO_SETTINGS_MODULE="controlplane.settings",
+                    MIRRORPLANE_VAR_DIR=str(self.home.resolve()), MIRRORPLANE_REDIS_URL=self.env.redis_url)
+
+    @property
+    def data_dir(self) -> Path:
+        return self.home.resolve() / "data"
+
+    def setup(self) -> None:
+        import redis
+
+        from controlplane.infra import spark
+
+        spark.runtime_jars()  # compiled and resolved now, not inside the first timed run
+        self.home.mkdir(parents=True, exist_ok=True)
+        password = secrets.token_urlsafe(16)
+        env = self._env() | {"MIRRORPLANE_USER_PASSWORD": password}
+        manage = [sys.executable, str(ROOT / "manage.py")]
+        for argv in ([*manage, "migrate", "--verbosity", "0"], [*manage, "createuser", USER, "--role", "admin"]):
+            result = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+            if result.returncode != 0:
+                raise RuntimeError(f"{' '.join(argv[1:])} failed: {result.stderr[-2000:]}")
+        port = processes.free_port()
+        web = [*manage, "runserver", f"127.0.0.1:{port}", "--noreload"]
+        worker = [sys.executable, "-m", "celery", "-A", "controlplane", "worker", "--beat", "--pool", "solo",
+                  "--loglevel", "INFO", "-n", "bench@%h", "--schedule", str(self.home.resolve() / "celerybeat")]
+        for argv, log, marker in ((web, "web.log", "runserver"), (worker, "celery.log", "celery")):
+            self.children.append((processes.spawn(argv, self.home / log, env=self._env(), cwd=ROOT).pid, marker))
+        if not processes.wait_until(lambda: processes.port_open(port), 60):
+            raise RuntimeError(f"the web app did not start: see {self.home / 'web.log'}")
+        self.api = Api(f"http://127.0.0.1:{port}")
+        self.api.login(USER, password)
+        self.api.call("POST", "/api/v1/clusters/", {"alias": TARGET, "bootstrap_servers": self.env.target})
+        self.redis = redis.Redis.from_url(self.env.redis_url)
+
+    def control_plane_groups(self) -> list[int]:
+        return [pid for pid, _ in self.children]
+
+    def teardown(self) -> None:
+        for pid, marker in reversed(self.children):
+            processes.terminate(pid, marker, grace_seconds=15)
+        self.children = []
+
+    # -- one run ----------------------------------------------------------------------------
+
+    def prepare(self, spec: RunSpec) -> None:
+        self.api.call("POST", "/api/v1/clusters/", {"alias": spec.alias, "bootstrap_servers": self.env.source})
+
+    def start(self, spec: RunSpec) -> None:
+        self.spec, self.error = spec, None
+        self.timeline, self.batches = {}, {}
+        self.started = time.monotonic()
+        self.api.call("POST", "/api/v1/mirrors/", {
+            "name": spec.label, "source": spec.alias, "target": TARGET, "topics": spec.topic,
+            "connectors": {"source": {"tasks_max": spec.tasks}},
+        })
+        self._mark("mirror_created")
+        self._watch_stop.clear()
+        self._watcher = threading.Thread(target=self._watch, daemon=True, name="mirrorplane-status")
+        self._watcher.start()
+
+    def _marker(self) -> str:
+        return f"--config={self.data_dir / 'mirrors' / self.spec.label / 'app.json'}"
+
+    def process_groups(self) -> list[int]:
+        if self.spec is None:
+            return []
+        groups = set()
+        for pid in processes.find_processes(self._marker()):
+            try:
+                groups.add(os.getpgid(pid))
+            except ProcessLookupError:
+                continue
+        if groups:
+            self._mark("driver_started")
+        return sorted(groups)
+
+    def failure(self) -> str | None:
+        return self.error
+
+    def _mark(self, event: str) -> None:
+        self.timeline.setdefault(event, round(time.monotonic() - self.started, 2))
+
+    def _watch(self) -> None:
+        """The application's status in Redis every 0.5 s: when it came up, and every micro-batch."""
+        while not self._watch_stop.wait(0.5):
+            self._observe()
+
+    def _observe(self) -> dict | None:
+        try:
+            status = channel.read_status(self.redis, self.spec.label)
+        except Exception:  # noqa: BLE001 - Redis hiccups only lose a sample
+            return None
+        if not status:
+            return None
+        self._mark("application_reported")
+        source = status.get("connectors", {}).get("source", {})
+        if source.get("state") == channel.RUNNING:
+            self._mark("source_running")
+        if source.get("state") == channel.FAILED:
+            self.error = f"the source connector FAILED: {source.get('error')}"
+        metrics = source.get("metrics") or {}
+        batch = metrics.get("last_batch")
+        if batch and batch.get("records"):
+            self.batches.setdefault(batch["id"], {"records": batch["records"], "seconds": batch["seconds"],
+                                                  "at": round(time.monotonic() - self.started, 2)})
+        return metrics
+
+    def details(self) -> dict:
+        # The last batch is summarised once the writer returns, just after its records became visible
+        # on the target: give the application two status reports to publish it.
+        time.sleep(1.2)
+        metrics = self._observe() or {}
+        batches = [self.batches[key] | {"id": key} for key in sorted(self.batches)]
+        return {"timeline_seconds": dict(self.timeline), "micro_batches": batches,
+                "batches_total": metrics.get("batches"), "records_total": metrics.get("records"),
+                "driver_log": str(self.data_dir / "mirrors" / self.spec.label / "driver.log")}
+
+    def stop(self) -> None:
+        self._watch_stop.set()
+        if self._watcher is not None:
+            self._watcher.join(5)
+        if self.spec is None:
+            return
+        try:
+            self.api.call("DELETE", f"/api/v1/mirrors/{self.spec.label}/")
+        except ApiError:
+            pass  # never created
+        # The reconciler stops the application within a pass or two; stop it ourselves if it does not.
+        if not processes.wait_until(lambda: not processes.find_processes(self._marker()), 60):
+            for pid in processes.find_processes(self._marker()):
+                processes.terminate(pid, self._marker(), grace_seconds=10)
+        try:
+            self.api.call("DELETE", f"/api/v1/clusters/{self.spec.alias}/")
+        except ApiError:
+            pass
+        self.spec = None
+
+    def settings(self) -> dict:
+        from spark_runtime.connectors.source import DEFAULT_BATCH_MAX_RECORDS, PRODUCER_DEFAULTS
+
+        return {"spark_master": os.environ.get("SPARK_MASTER", "local[2]"),
+                "driver_memory": os.environ.get("MIRRORPLANE_SPARK_DRIVER_MEMORY", "1g"),
+                "batch.max.records": DEFAULT_BATCH_MAX_RECORDS, "producer": dict(PRODUCER_DEFAULTS),
+                "reconcile_seconds": float(os.environ.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))}

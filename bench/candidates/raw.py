@@ -1,0 +1,73 @@
+"""The raw limit: bench/java/RawCopy.java, plain KafkaConsumer + KafkaProducer per partition group with
+large fetches and batches, compiled once with the JDK against the brokers' kafka-clients.
+
+It is what any mirror's throughput is bounded by on this machine: no framework, no offsets kept,
+no heartbeats, only the copy (with acks=all and idempotence, as the mirrors). Its target topic is
+created at start (inside the timing, as the mirrors create theirs).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from bench.candidates import Candidate, RunSpec
+from bench.cluster import create_topic
+from controlplane.infra import javac, maven, processes
+
+SOURCE = Path(__file__).resolve().parents[1] / "java" / "RawCopy.java"
+MAIN_CLASS = "RawCopy"
+JVM_OPTIONS = ("-Xms512m", "-Xmx1g", "-XX:+UseG1GC", "-Djava.awt.headless=true")
+
+
+def classpath() -> list[str]:
+    return [str(jar) for jar in maven.kafka_broker_classpath()]
+
+
+def jar() -> Path:
+    return javac.compiled_jar("bench-raw-copy", [SOURCE], classpath, salt=maven.KAFKA_VERSION)
+
+
+class RawCopy(Candidate):
+    name = "raw"
+    title = "raw Java copy"
+
+    def __init__(self, env) -> None:
+        super().__init__(env)
+        self.classpath = ""
+        self.process: subprocess.Popen | None = None
+        self.log: Path | None = None
+
+    def setup(self) -> None:
+        self.classpath = ":".join([str(jar()), *classpath()])
+
+    def start(self, spec: RunSpec) -> None:
+        create_topic(self.env.target, spec.remote_topic, spec.partitions)
+        self.log = self.env.work_dir / "raw" / f"{spec.label}.log"
+        argv = [shutil.which("java") or "java", *JVM_OPTIONS, "-cp", self.classpath, MAIN_CLASS,
+                self.env.source, self.env.target, spec.topic, spec.remote_topic, str(spec.partitions), str(spec.tasks)]
+        self.process = processes.spawn(argv, self.log)
+
+    def process_groups(self) -> list[int]:
+        return [self.process.pid] if self.process else []
+
+    def failure(self) -> str | None:
+        if self.process is not None and self.process.poll() not in (None, 0):
+            tail = self.log.read_text(errors="replace").splitlines()[-5:] if self.log and self.log.exists() else []
+            return f"the raw copy exited with {self.process.returncode}: " + " | ".join(tail)
+        return None
+
+    def stop(self) -> None:
+        if self.process is not None:
+            processes.terminate(self.process.pid, MAIN_CLASS, grace_seconds=10)
+            self.process.wait(10)
+        self.process = None
+
+    def settings(self) -> dict:
+        return {"source": "bench/java/RawCopy.java", "threads": "tasks.max (one per partition group)",
+                "consumer": {"fetch.max.bytes": 67108864, "max.partition.fetch.bytes": 16777216,
+                             "fetch.min.bytes": 1048576, "max.poll.records": 20000},
+                "producer": {"acks": "all", "enable.idempotence": True, "linger.ms": 20, "batch.size": 1048576,
+                             "compression.type": "none"},
+                "jvm": " ".join(JVM_OPTIONS)}

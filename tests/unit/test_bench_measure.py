@@ -1,0 +1,67 @@
+"""Resource sampling from /proc: stat parsing and CPU/RSS accounting over a process group."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from bench.measure import CLOCK_TICKS, PAGE_SIZE, ProcStat, ResourceSampler, Usage, in_groups, parse_stat
+
+# A real line of /proc/<pid>/stat (a JVM), its command name with a space and parentheses for good measure.
+STAT = ("4242 (java (main) x) S 4200 4242 4242 0 -1 4194560 51230 0 12 0 1500 250 30 7 20 0 54 0 "
+        "123456 4096000000 65536 18446744073709551615 1 1 0 0 0 0 0 4096 16384 0 0 0 17 1 0 0 0 0 0")
+
+
+def test_parse_stat_reads_ids_times_and_rss():
+    stat = parse_stat(STAT)
+    assert stat == ProcStat(pid=4242, ppid=4200, pgid=4242, state="S", ticks=1750, child_ticks=37, rss_pages=65536)
+
+
+def _stat(pid: int, ppid: int, ticks: int, child_ticks: int = 0, rss_pages: int = 0, pgid: int = 10) -> ProcStat:
+    return ProcStat(pid=pid, ppid=ppid, pgid=pgid, state="S", ticks=ticks, child_ticks=child_ticks,
+                    rss_pages=rss_pages)
+
+
+def test_usage_counts_reaped_children_once_and_departed_leaders():
+    usage = Usage()
+    usage.update([])  # nothing yet: the candidate has not started
+    usage.update([_stat(10, 1, 100, rss_pages=1000), _stat(11, 10, 50, rss_pages=500)])
+    assert usage.cpu_seconds == 150 / CLOCK_TICKS
+    assert usage.peak_rss_bytes == 1500 * PAGE_SIZE
+    # the child exits and its parent (in the group) reaps it: its time is now in the parent's cutime
+    usage.update([_stat(10, 1, 120, child_ticks=60, rss_pages=800)])
+    assert usage.cpu_seconds == 180 / CLOCK_TICKS
+    assert usage.peak_rss_bytes == 1500 * PAGE_SIZE, "the peak stays"
+    # the leader exits, reaped outside the group (by the harness): its last reading is kept
+    usage.update([])
+    assert usage.cpu_seconds == 180 / CLOCK_TICKS
+
+
+def test_usage_is_the_growth_since_the_first_sample():
+    usage = Usage()
+    usage.update([_stat(20, 1, 1000)])  # a control plane running before the run
+    usage.update([_stat(20, 1, 1030)])
+    assert usage.cpu_seconds == 30 / CLOCK_TICKS
+
+
+def test_in_groups_selects_by_process_group():
+    stats = [_stat(1, 0, 0, pgid=1), _stat(2, 1, 0, pgid=7), _stat(3, 2, 0, pgid=7)]
+    assert [s.pid for s in in_groups(stats, {7})] == [2, 3]
+
+
+def test_sampler_measures_a_real_process_group():
+    """A child that burns ~0.3 s of CPU in its own session: the sampler sees its CPU and memory."""
+    code = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\ntime.sleep(0.5)"
+    child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    sampler = ResourceSampler({"child": lambda: [child.pid]}, interval=0.05).start()
+    try:
+        child.wait(10)
+        time.sleep(0.1)
+        usage = sampler.snapshot()["child"]
+    finally:
+        sampler.stop()
+    assert 0.2 <= usage["cpu_seconds"] <= 2.0
+    assert usage["peak_rss_mb"] > 1
+    assert os.getpgid(os.getpid()) != child.pid
