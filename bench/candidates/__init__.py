@@ -7,6 +7,7 @@ it reports.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +33,7 @@ class Environment:
     work_dir: Path
 
 
-class Candidate:
+class Candidate(ABC):
     name: str = ""
     title: str = ""
 
@@ -41,17 +42,19 @@ class Candidate:
 
     def setup(self) -> None:
         """Once before the first run: resolve jars, start services."""
+        return None  # optional: nothing to do by default
 
     def prepare(self, spec: RunSpec) -> None:
         """Before the clock starts (e.g. register the run's source alias)."""
+        return None  # optional: nothing to do by default
 
+    @abstractmethod
     def start(self, spec: RunSpec) -> None:
         """Begin copying; the clock runs from the call."""
-        raise NotImplementedError
 
+    @abstractmethod
     def process_groups(self) -> list[int]:
         """Process groups doing this run's work (may be empty until they appear)."""
-        raise NotImplementedError
 
     def failure(self) -> str | None:
         """Why the run cannot finish (its process exited, an API error), else None."""
@@ -61,12 +64,13 @@ class Candidate:
         """What the candidate can tell about the run (e.g. Spark micro-batches); asked before `stop`."""
         return {}
 
+    @abstractmethod
     def stop(self) -> None:
         """Stop this run's processes and wait until they are gone."""
-        raise NotImplementedError
 
     def teardown(self) -> None:
         """Once at the end: stop what `setup` started."""
+        return None  # optional: nothing to do by default
 
     def settings(self) -> dict:
         """The settings that matter for the comparison, for the report."""
