@@ -81,7 +81,10 @@ def test_drained_after_producers_stop_with_the_group_on_the_target(api, devstack
     status = api.get(f"/api/v1/mirrors/{name}/status/").json()
     [checkpoint] = [g for g in status["checkpoints"] if g["group"] == group]
     translated = checkpoint["partitions"][0]["translated_offset"]
-    assert committed(west, group, remote, 1) == {0: translated}, "the group's offset is on the target"
-    figures(f"readiness: {sent} records written; drained with group {group} on west (offset {translated} for "
+    # The sync may have moved on since the status was read (a later offset sync translates more exactly),
+    # never past what the group read on the source: a consumer moved to the target misses nothing.
+    on_target = committed(west, group, remote, 1)[0]
+    assert translated <= on_target <= READ_ON_SOURCE, (translated, on_target)
+    figures(f"readiness: {sent} records written; drained with group {group} on west (offset {on_target} for "
             f"{READ_ON_SOURCE} read on east) {ready_after:.1f} s after the producer stopped "
             f"(idle_seconds={IDLE_SECONDS})")
