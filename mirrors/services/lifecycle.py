@@ -18,6 +18,7 @@ from mirrors.choices import ApplicationState, ConnectorState, DesiredState
 from mirrors.models import Connector, Deployment, Mirror
 from mirrors.services import events
 from mirrors.services.redis_client import get_redis
+from mirrors.services.supervision import reconcile_soon
 from spark_runtime import channel
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,8 @@ def restart(connector: Connector, actor: str, include_tasks: bool = False, only_
         connector.next_restart_at = None
         connector.save(update_fields=["restart_token", "next_restart_at"])
         revived = _revive_application(connector.mirror)
+        if revived:
+            reconcile_soon()
         what = f"task {task}" if task is not None else "connector" + (" and tasks" if include_tasks else "")
         events.action(actor, "restart", mirror=connector.mirror.name, connector=connector.kind,
                       from_state=connector.state, to_state=ConnectorState.RESTARTING,

@@ -11,6 +11,7 @@ from django.db import transaction
 from mirrors.choices import ConnectorKind
 from mirrors.models import Cluster, Connector, MetricHour, MetricMinute, Mirror
 from mirrors.services.redis_client import get_redis
+from mirrors.services.supervision import reconcile_soon
 from spark_runtime import series
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ def create_mirror(*, name: str, source: Cluster, target: Cluster, connectors: di
     connectors = connectors or {}
     for kind in ConnectorKind.values:
         Connector.objects.create(mirror=mirror, kind=kind, **connector_fields(connectors.get(kind, {})))
+    reconcile_soon()
     return mirror
 
 
@@ -66,18 +68,20 @@ def update_mirror(mirror: Mirror, *, connectors: dict | None = None, **fields: A
     if reconfigured:
         mirror.generation += 1
     mirror.save()
+    reconcile_soon()
     return mirror
 
 
 @transaction.atomic
 def delete_mirror(mirror: Mirror) -> None:
-    """Removes the mirror, its metric history and, once that is committed, its time series; the
-    supervisor stops its application on its next pass."""
+    """Removes the mirror, its metric history and, once that is committed, its time series; a
+    supervision pass queued at commit stops its application."""
     name = mirror.name
     mirror.delete()
     MetricMinute.objects.filter(mirror_name=name).delete()
     MetricHour.objects.filter(mirror_name=name).delete()
     transaction.on_commit(lambda: delete_series(name))
+    reconcile_soon()
 
 
 def delete_series(name: str) -> None:
