@@ -25,6 +25,7 @@ from spark_runtime.connectors.heartbeat import HeartbeatConnector
 from spark_runtime.connectors.source import SourceConnector
 from spark_runtime.lag import LagSampler
 from spark_runtime.samples import Sampler
+from spark_runtime.session import DeferredSession
 
 log = logging.getLogger("mirrorplane.app")
 
@@ -93,7 +94,7 @@ class MirrorApplication:
             "generation": self.config.generation,
             "pid": os.getpid(),
             "started_at": self.started_at,
-            "spark_ui": getattr(getattr(self.spark, "sparkContext", None), "uiWebUrl", None),
+            "spark_ui": self._spark_ui(),
             "exiting": self.exit_reason or None,
             "connectors": {kind: c.status() for kind, c in self.connectors.items()},
             "lag": self.lag.last if self.lag is not None else None,
@@ -103,6 +104,12 @@ class MirrorApplication:
         except redis.RedisError as error:
             log.warning("cannot publish status: %s", error)
         return status
+
+    def _spark_ui(self) -> str | None:
+        try:
+            return getattr(getattr(self.spark, "sparkContext", None), "uiWebUrl", None)
+        except RuntimeError:  # the session could not start: the source connector reports why
+            return None
 
     def _sample(self, connectors: dict[str, dict]) -> None:
         now = time.time()
@@ -124,15 +131,20 @@ def build(config_path: str) -> MirrorApplication:
     from pyspark.sql import SparkSession
 
     config = MirrorConfig.load(config_path)
-    spark = (
-        SparkSession.builder.appName(f"mirrorplane-{config.name}")
-        .config("spark.sql.redaction.options.regex", REDACTED_OPTIONS)
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.streaming.minBatchesToRetain", "20")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("WARN")
+
+    def create_session() -> Any:
+        session = (
+            SparkSession.builder.appName(f"mirrorplane-{config.name}")
+            .config("spark.sql.redaction.options.regex", REDACTED_OPTIONS)
+            .config("spark.sql.shuffle.partitions", "1")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.streaming.minBatchesToRetain", "20")
+            .getOrCreate()
+        )
+        session.sparkContext.setLogLevel("WARN")
+        return session
+
+    spark = DeferredSession(create_session)  # the connectors' Kafka preparation overlaps Spark's start
     client = redis.Redis.from_url(config.redis_url)
     connectors: dict[str, Connector] = {}
     lag = None

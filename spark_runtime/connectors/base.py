@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 import traceback
 from abc import ABC, abstractmethod
 
@@ -38,8 +39,10 @@ class Connector(ABC):
             self._guarded(self._halt)
             self.state, self.error = UNASSIGNED, None
         if desired.state == "running" and self.state in {UNASSIGNED, PAUSED, STOPPED}:
+            started = time.monotonic()
             if self._guarded(self._start):
                 self.state, self.error = RUNNING, None
+                log.info("%s connector running (started in %.1f s)", self.kind, time.monotonic() - started)
         elif desired.state == "paused" and self.state == RUNNING:
             if self._guarded(self._halt):
                 self.state = PAUSED

@@ -1,40 +1,53 @@
 package io.mirrorplane.spark;
 
-import java.io.Serializable;
-import java.sql.Timestamp;
-import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReference;
 
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.kafka010.KafkaBatchInputPartition;
+import org.apache.spark.sql.kafka010.consumer.KafkaDataConsumer;
+import org.apache.spark.sql.types.StructType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Writes one micro-batch read by Spark's Kafka source to the remote topics, record by record,
+ * Writes one micro-batch planned by Spark's Kafka source to the remote topics, record by record,
  * keeping each record's partition, key, value, headers and timestamp (Spark's own Kafka sink
  * drops the timestamp). Records never leave the JVM.
  *
- * <p>It also applies MirrorMaker 2's offset-sync rule (MirrorSourceTask's PartitionState) to every
- * acknowledged record, where the real downstream offset is known. Returned lines, per source
- * topic-partition: "P" progress (first upstream, last upstream, last downstream, records, bytes),
- * "S" offset syncs to emit (upstream, downstream), and "T" the sync state to pass to the next batch
- * (previous upstream, previous downstream, last synced downstream).
+ * <p>The records are read with the Kafka source's own consumer ({@code KafkaDataConsumer}: its pool,
+ * fetch cache and data-loss rules) over exactly the offset ranges the source planned and logged for
+ * the batch, and handed to the producer as they come: no Spark row is built for them. The ranges go
+ * to at most {@code tasks.max} Spark tasks, whole partitions each, balanced by record count
+ * ({@link SourceRanges}). Should a batch's plan not be a scan of the Kafka source, the batch's rows
+ * are written instead, from Spark's internal rows.
+ *
+ * <p>Returned lines, per source topic-partition: "P" progress (first upstream, last upstream, last
+ * downstream, records, bytes), "S" offset syncs to emit (upstream, downstream), and "T" the sync
+ * state to pass to the next batch (previous upstream, previous downstream, last synced downstream).
  */
 public final class KafkaMirrorWriter {
 
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaMirrorWriter.class);
     private static final Map<Map<String, String>, KafkaProducer<byte[], byte[]>> PRODUCERS = new ConcurrentHashMap<>();
+    private static volatile boolean warnedAboutRows;
 
     private KafkaMirrorWriter() {
     }
@@ -45,84 +58,132 @@ public final class KafkaMirrorWriter {
                                      Map<String, String> syncState) {
         final HashMap<String, String> config = new HashMap<>(producerConfig);
         final HashMap<String, String> topics = new HashMap<>(remoteTopics);
-        Dataset<Row> rows = batch.select("topic", "partition", "offset", "timestamp", "key", "value", "headers");
-        if (tasks > 0 && rows.rdd().getNumPartitions() > tasks) {
-            // Coalesce keeps each Kafka partition whole and in order: no shuffle.
-            rows = rows.coalesce(tasks);
-        }
         final HashMap<String, String> state = new HashMap<>(syncState);
-        return rows.toJavaRDD().mapPartitions(it -> writePartition(it, config, topics, maxOffsetLag, state)).collect();
+        List<KafkaBatchInputPartition> ranges;
+        try {
+            ranges = SourceRanges.of(batch);
+        } catch (SourceRanges.UnexpectedPlan unexpected) {
+            if (!warnedAboutRows) {
+                warnedAboutRows = true;
+                LOG.warn("writing the micro-batch's rows: its plan is not a scan of Spark's Kafka source ({})",
+                    unexpected.getMessage());
+            }
+            return writeRows(batch, config, topics, tasks, maxOffsetLag, state);
+        }
+        List<SourceRanges.Slice> slices = SourceRanges.slices(ranges, tasks);
+        if (slices.isEmpty()) {
+            return Collections.emptyList();
+        }
+        JavaSparkContext context = JavaSparkContext.fromSparkContext(batch.sparkSession().sparkContext());
+        return context.parallelize(slices, slices.size())
+            .mapPartitions(it -> copy(it, config, topics, maxOffsetLag, state))
+            .collect();
     }
 
-    static Iterator<String> writePartition(Iterator<Row> rows, Map<String, String> config,
-                                           Map<String, String> topics, long maxOffsetLag,
-                                           Map<String, String> syncState) {
-        KafkaProducer<byte[], byte[]> producer = PRODUCERS.computeIfAbsent(config, KafkaMirrorWriter::newProducer);
-        AtomicReference<Exception> failure = new AtomicReference<>();
-        Map<String, Progress> progress = new LinkedHashMap<>();
-        while (rows.hasNext() && failure.get() == null) {
-            Row row = rows.next();
-            String topic = row.getString(0);
-            int partition = row.getInt(1);
-            long offset = row.getLong(2);
-            String remote = topics.get(topic);
-            if (remote == null) {
-                throw new IllegalStateException("no remote topic known for source topic " + topic);
+    /** One task: its slice's ranges, read with the Kafka source's consumer and sent as they come. */
+    static Iterator<String> copy(Iterator<SourceRanges.Slice> slices, Map<String, String> config,
+                                 Map<String, String> topics, long maxOffsetLag, Map<String, String> syncState) {
+        TaskSink sink = new TaskSink(producer(config), topics, maxOffsetLag, syncState);
+        while (slices.hasNext()) {
+            for (KafkaBatchInputPartition range : slices.next().ranges) {
+                copyRange(range, sink);
             }
-            byte[] key = row.isNullAt(4) ? null : (byte[]) row.get(4);
-            byte[] value = row.isNullAt(5) ? null : (byte[]) row.get(5);
-            ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(
-                remote, partition, timestampMillis(row.get(3)), key, value, headers(row));
-            Progress p = progress.computeIfAbsent(topic + "\t" + partition,
-                k -> new Progress(offset, maxOffsetLag, syncState.get(k)));
-            p.records++;
-            p.bytes += (key == null ? 0 : key.length) + (value == null ? 0 : value.length);
-            p.lastUpstream = offset;
-            producer.send(record, (metadata, error) -> {
-                if (error != null) {
-                    failure.compareAndSet(null, error);
-                } else {
-                    p.acknowledged(offset, metadata.offset());
+        }
+        return sink.finish();
+    }
+
+    private static void copyRange(KafkaBatchInputPartition range, TaskSink sink) {
+        String topic = range.offsetRange().topic();
+        int partition = range.offsetRange().partition();
+        long until = range.offsetRange().untilOffset();
+        KafkaDataConsumer consumer = KafkaDataConsumer.acquire(range.offsetRange().topicPartition(),
+            range.executorKafkaParams());
+        try {
+            long next = range.offsetRange().fromOffset();
+            while (next < until && !sink.failed()) {
+                ConsumerRecord<byte[], byte[]> record = consumer.get(next, until, range.pollTimeoutMs(),
+                    range.failOnDataLoss());
+                if (record == null) {
+                    break; // the rest of the range is gone (retention) and failOnDataLoss is false
                 }
-            });
-        }
-        producer.flush();
-        Exception error = failure.get();
-        if (error != null) {
-            throw new IllegalStateException("producing to the target cluster failed: " + error, error);
-        }
-        List<String> summaries = new ArrayList<>();
-        progress.forEach((tp, p) -> {
-            summaries.add("P\t" + tp + "\t" + p.firstUpstream + "\t" + p.lastUpstream + "\t" + p.lastDownstream()
-                + "\t" + p.records + "\t" + p.bytes);
-            for (long[] sync : p.syncs()) {
-                summaries.add("S\t" + tp + "\t" + sync[0] + "\t" + sync[1]);
+                Long timestamp = record.timestampType() == TimestampType.NO_TIMESTAMP_TYPE ? null : record.timestamp();
+                sink.send(topic, partition, record.offset(), timestamp, record.key(), record.value(), record.headers());
+                next = record.offset() + 1;
             }
-            summaries.add("T\t" + tp + "\t" + p.state());
-        });
-        return summaries.iterator();
+        } finally {
+            consumer.release();
+        }
     }
 
-    private static Long timestampMillis(Object value) {
-        if (value instanceof Timestamp ts) {
-            return ts.getTime();
+    // -- the fallback: the batch's rows -------------------------------------------------------
+
+    private static List<String> writeRows(Dataset<Row> batch, HashMap<String, String> config,
+                                          HashMap<String, String> topics, int tasks, long maxOffsetLag,
+                                          HashMap<String, String> state) {
+        final Columns columns = new Columns(batch.schema());
+        JavaRDD<InternalRow> rows = batch.queryExecution().toRdd().toJavaRDD();
+        if (tasks > 0 && rows.getNumPartitions() > tasks) {
+            rows = rows.coalesce(tasks); // whole Kafka partitions, in order: no shuffle
         }
-        if (value instanceof Instant instant) {
-            return instant.toEpochMilli();
-        }
-        return null;
+        return rows.mapPartitions(it -> writeRows(it, columns, config, topics, maxOffsetLag, state)).collect();
     }
 
-    private static List<Header> headers(Row row) {
-        if (row.isNullAt(6)) {
+    static Iterator<String> writeRows(Iterator<InternalRow> rows, Columns columns, Map<String, String> config,
+                                      Map<String, String> topics, long maxOffsetLag, Map<String, String> syncState) {
+        TaskSink sink = new TaskSink(producer(config), topics, maxOffsetLag, syncState);
+        while (rows.hasNext() && !sink.failed()) {
+            InternalRow row = rows.next();
+            // Spark keeps timestamps in microseconds
+            Long timestamp = row.isNullAt(columns.timestamp) ? null
+                : Math.floorDiv(row.getLong(columns.timestamp), 1000L);
+            sink.send(row.getUTF8String(columns.topic).toString(), row.getInt(columns.partition),
+                row.getLong(columns.offset), timestamp,
+                row.isNullAt(columns.key) ? null : row.getBinary(columns.key),
+                row.isNullAt(columns.value) ? null : row.getBinary(columns.value),
+                headers(row, columns.headers));
+        }
+        return sink.finish();
+    }
+
+    private static List<Header> headers(InternalRow row, int column) {
+        if (column < 0 || row.isNullAt(column)) {
             return null;
         }
-        List<Row> source = row.getList(6);
-        List<Header> headers = new ArrayList<>(source.size());
-        for (Row header : source) {
-            headers.add(new RecordHeader(header.getString(0), header.isNullAt(1) ? null : (byte[]) header.get(1)));
+        ArrayData source = row.getArray(column);
+        List<Header> headers = new ArrayList<>(source.numElements());
+        for (int i = 0; i < source.numElements(); i++) {
+            InternalRow header = source.getStruct(i, 2);
+            headers.add(new RecordHeader(header.getUTF8String(0).toString(),
+                header.isNullAt(1) ? null : header.getBinary(1)));
         }
         return headers;
+    }
+
+    /** Positions of the Kafka source's columns in its rows ({@code headers} is -1 without includeHeaders). */
+    static final class Columns implements java.io.Serializable {
+        final int key;
+        final int value;
+        final int topic;
+        final int partition;
+        final int offset;
+        final int timestamp;
+        final int headers;
+
+        Columns(StructType schema) {
+            key = schema.fieldIndex("key");
+            value = schema.fieldIndex("value");
+            topic = schema.fieldIndex("topic");
+            partition = schema.fieldIndex("partition");
+            offset = schema.fieldIndex("offset");
+            timestamp = schema.fieldIndex("timestamp");
+            headers = schema.getFieldIndex("headers").isDefined() ? schema.fieldIndex("headers") : -1;
+        }
+    }
+
+    // -- producers ------------------------------------------------------------------------------
+
+    private static KafkaProducer<byte[], byte[]> producer(Map<String, String> config) {
+        return PRODUCERS.computeIfAbsent(config, KafkaMirrorWriter::newProducer);
     }
 
     private static KafkaProducer<byte[], byte[]> newProducer(Map<String, String> config) {
@@ -138,55 +199,5 @@ public final class KafkaMirrorWriter {
     public static void reset() {
         PRODUCERS.values().forEach(KafkaProducer::close);
         PRODUCERS.clear();
-    }
-
-    private static final class Progress implements Serializable {
-        final long firstUpstream;
-        final long maxOffsetLag;
-        long lastUpstream = -1;
-        long records;
-        long bytes;
-        // MM2's PartitionState, updated in acknowledgement order (the send order of one partition).
-        private long previousUpstream = -1;
-        private long previousDownstream = -1;
-        private long lastSyncDownstream = -1;
-        private final List<long[]> syncs = new ArrayList<>();
-
-        Progress(long firstUpstream, long maxOffsetLag, String state) {
-            this.firstUpstream = firstUpstream;
-            this.maxOffsetLag = maxOffsetLag;
-            if (state != null) {
-                String[] parts = state.split("\t");
-                previousUpstream = Long.parseLong(parts[0]);
-                previousDownstream = Long.parseLong(parts[1]);
-                lastSyncDownstream = Long.parseLong(parts[2]);
-            }
-        }
-
-        synchronized void acknowledged(long upstream, long downstream) {
-            boolean noPreviousSync = previousUpstream == -1;
-            // a translated offset lands one past its sync, hence the + 1
-            boolean translationTooStale = downstream - (lastSyncDownstream + 1) >= maxOffsetLag;
-            boolean skippedUpstreamRecord = upstream - previousUpstream != 1;
-            boolean truncatedDownstream = downstream < previousDownstream;
-            if (noPreviousSync || translationTooStale || skippedUpstreamRecord || truncatedDownstream) {
-                lastSyncDownstream = downstream;
-                syncs.add(new long[] {upstream, downstream});
-            }
-            previousUpstream = upstream;
-            previousDownstream = downstream;
-        }
-
-        synchronized long lastDownstream() {
-            return previousDownstream;
-        }
-
-        synchronized List<long[]> syncs() {
-            return new ArrayList<>(syncs);
-        }
-
-        synchronized String state() {
-            return previousUpstream + "\t" + previousDownstream + "\t" + lastSyncDownstream;
-        }
     }
 }

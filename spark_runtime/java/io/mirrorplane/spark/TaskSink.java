@@ -1,0 +1,83 @@
+package io.mirrorplane.spark;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Header;
+
+/**
+ * One Spark task's records to the target: each keeps its partition, key, value, headers and
+ * timestamp. The task's summary lines ("P", "S", "T", see {@link KafkaMirrorWriter}) are only
+ * returned once every record is acknowledged; the first failed send fails the task.
+ */
+final class TaskSink {
+    private final KafkaProducer<byte[], byte[]> producer;
+    private final Map<String, String> remoteTopics;
+    private final long maxOffsetLag;
+    private final Map<String, String> syncState;
+    private final AtomicReference<Exception> failure = new AtomicReference<>();
+    private final Map<String, PartitionProgress> progress = new LinkedHashMap<>();
+    private String lastTopic;
+    private String lastRemote;
+
+    TaskSink(KafkaProducer<byte[], byte[]> producer, Map<String, String> remoteTopics, long maxOffsetLag,
+             Map<String, String> syncState) {
+        this.producer = producer;
+        this.remoteTopics = remoteTopics;
+        this.maxOffsetLag = maxOffsetLag;
+        this.syncState = syncState;
+    }
+
+    boolean failed() {
+        return failure.get() != null;
+    }
+
+    void send(String topic, int partition, long offset, Long timestamp, byte[] key, byte[] value,
+              Iterable<Header> headers) {
+        if (!topic.equals(lastTopic)) {
+            lastRemote = remoteTopics.get(topic);
+            lastTopic = topic;
+            if (lastRemote == null) {
+                throw new IllegalStateException("no remote topic known for source topic " + topic);
+            }
+        }
+        PartitionProgress p = progress.computeIfAbsent(topic + "\t" + partition,
+            k -> new PartitionProgress(offset, maxOffsetLag, syncState.get(k)));
+        p.records++;
+        p.bytes += (key == null ? 0 : key.length) + (value == null ? 0 : value.length);
+        p.lastUpstream = offset;
+        producer.send(new ProducerRecord<>(lastRemote, partition, timestamp, key, value, headers),
+            (metadata, error) -> {
+                if (error != null) {
+                    failure.compareAndSet(null, error);
+                } else {
+                    p.acknowledged(offset, metadata.offset());
+                }
+            });
+    }
+
+    /** Waits for every acknowledgement; the summary lines, or the first send's failure. */
+    Iterator<String> finish() {
+        producer.flush();
+        Exception error = failure.get();
+        if (error != null) {
+            throw new IllegalStateException("producing to the target cluster failed: " + error, error);
+        }
+        List<String> summaries = new ArrayList<>();
+        progress.forEach((tp, p) -> {
+            summaries.add("P\t" + tp + "\t" + p.firstUpstream + "\t" + p.lastUpstream + "\t" + p.lastDownstream()
+                + "\t" + p.records + "\t" + p.bytes);
+            for (long[] sync : p.syncs()) {
+                summaries.add("S\t" + tp + "\t" + sync[0] + "\t" + sync[1]);
+            }
+            summaries.add("T\t" + tp + "\t" + p.state());
+        });
+        return summaries.iterator();
+    }
+}
