@@ -23,6 +23,10 @@ class Options:
     latency_seconds: float = 60.0
     only: tuple[str, ...] = CANDIDATES
     skip_latency: bool = False
+    scale_topics: int = 100
+    scale_partitions: int = 10
+    scale_records: int = 10
+    skip_scale: bool = False
     out: Path = DEFAULT_OUT
     work_dir: Path = Path("var/bench")
     run_timeout: float = 900.0
@@ -86,7 +90,14 @@ def parser() -> argparse.ArgumentParser:
                    help="measured seconds of the latency test (%(default)s)")
     p.add_argument("--only", type=_candidates, default=d.only,
                    help=f"a subset of {','.join(CANDIDATES)} (default: all)")
-    p.add_argument("--skip-latency", action="store_true", help="backfill runs only")
+    p.add_argument("--skip-latency", action="store_true", help="no latency test")
+    p.add_argument("--scale-topics", type=_positive, default=d.scale_topics,
+                   help="topics of the scale check's mirror (%(default)s)")
+    p.add_argument("--scale-partitions", type=_positive, default=d.scale_partitions,
+                   help="partitions of each scale topic (%(default)s)")
+    p.add_argument("--scale-records", type=_positive, default=d.scale_records,
+                   help="records in each scale partition before the mirror starts (%(default)s)")
+    p.add_argument("--skip-scale", action="store_true", help="no scale check (it needs the mirrorplane candidate)")
     p.add_argument("--out", type=Path, default=d.out, help="JSON report; the markdown goes beside it as .md "
                                                            "(bench/results/latest.json)")
     p.add_argument("--work-dir", type=Path, default=d.work_dir,
@@ -101,5 +112,7 @@ def parse(argv: list[str] | None = None) -> Options:
     return Options(records=args.records, record_bytes=args.record_bytes, key_bytes=args.key_bytes,
                    partitions=args.partitions, repetitions=args.repetitions, tasks=args.tasks,
                    latency_rate=args.latency_rate, latency_seconds=args.latency_seconds, only=args.only,
-                   skip_latency=args.skip_latency, out=args.out, work_dir=args.work_dir,
+                   skip_latency=args.skip_latency, scale_topics=args.scale_topics,
+                   scale_partitions=args.scale_partitions, scale_records=args.scale_records,
+                   skip_scale=args.skip_scale, out=args.out, work_dir=args.work_dir,
                    run_timeout=args.run_timeout)

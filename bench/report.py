@@ -14,6 +14,8 @@ RATIO_KEYS = ("mirrorplane/mm2", "mirrorplane/raw", "mirrorplane/raw_best")
 GOAL_VS_MM2 = 1.2
 GOAL_VS_RAW = 0.7
 GOAL_P99_MS = 1500.0
+GOAL_SCALE_SECONDS = 60.0
+GOAL_SCALE_PARTITIONS = 1000
 
 
 def summarize(runs: list[dict]) -> dict[str, dict[str, dict]]:
@@ -52,7 +54,7 @@ def ratios(summary: dict) -> dict[str, dict[str, float | None]]:
     return result
 
 
-def goals(ratio_table: dict, latency: dict) -> list[dict]:
+def goals(ratio_table: dict, latency: dict, scale: dict | None = None) -> list[dict]:
     """Issue 7's goals with the measured figure and whether it holds (None: not measured)."""
     rows = []
     for tasks, value in ratio_table.get("mirrorplane/mm2", {}).items():
@@ -65,14 +67,22 @@ def goals(ratio_table: dict, latency: dict) -> list[dict]:
     if latency.get("mirrorplane") is not None:
         rows.append({"goal": f"Mirrorplane p99 latency <= {GOAL_P99_MS / 1000:g} s", "measured": p99, "unit": "ms",
                      "met": None if p99 is None else p99 <= GOAL_P99_MS})
+    if scale is not None:
+        seconds = scale.get("all_partitions_seconds")
+        big_enough = scale.get("partitions", 0) >= GOAL_SCALE_PARTITIONS
+        rows.append({"goal": f"{scale.get('partitions', 0):,} partitions all replicating within "
+                             f"{GOAL_SCALE_SECONDS:g} s", "measured": seconds, "unit": "s",
+                     "met": None if not big_enough else seconds is not None and seconds <= GOAL_SCALE_SECONDS})
     return rows
 
 
-def build(machine: dict, settings: dict, runs: list[dict], latency: dict, complete: bool) -> dict:
+def build(machine: dict, settings: dict, runs: list[dict], latency: dict, complete: bool,
+          scale: dict | None = None) -> dict:
     summary = summarize(runs)
     ratio_table = ratios(summary)
     return {"complete": complete, "machine": machine, "settings": settings, "summary": summary,
-            "ratios": ratio_table, "latency": latency, "goals": goals(ratio_table, latency), "runs": runs}
+            "ratios": ratio_table, "latency": latency, "scale": scale, "goals": goals(ratio_table, latency, scale),
+            "runs": runs}
 
 
 # -- markdown --------------------------------------------------------------------------------
@@ -148,6 +158,8 @@ def render_markdown(report: dict) -> str:
                          f"| {_number(e.get('p95_ms'))} | {_number(e.get('p99_ms'))} | {_number(e.get('max_ms'))} "
                          f"| {e.get('records', 0):,} | {e.get('missing', 0):,} "
                          f"| {_number(e.get('cpu_seconds_measured'), 1)} | {e.get('error') or ''} |")
+    if report.get("scale"):
+        lines += _scale_lines(report["scale"])
     if report.get("goals"):
         lines += ["", "## Goals of issue 7", "", "| goal | measured | met |", "|---|---:|---|"]
         for goal in report["goals"]:
@@ -162,10 +174,26 @@ def render_markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _scale_lines(scale: dict) -> list[str]:
+    cells = [_number(scale.get("first_partition_seconds"), 1), _number(scale.get("p50_partition_seconds"), 1),
+             _number(scale.get("all_partitions_seconds"), 1), f"{scale.get('partitions_complete', 0):,}",
+             _number(scale.get("peak_rss_mb")), _number(scale.get("cpu_seconds"), 1), scale.get("error") or ""]
+    return ["", f"## Scale: one mirror of {scale['topics']} topics x {scale['partitions_per_topic']} partitions "
+                f"({scale['partitions']:,} partitions, {scale['records_per_partition']} records each)", "",
+            "| first partition complete (s) | median partition (s) | all partitions (s) | partitions complete "
+            "| peak RSS MB (driver JVM and Python) | CPU s | error |",
+            "|---:|---:|---:|---:|---:|---:|---|",
+            "| " + " | ".join(cells) + " |",
+            "", "Timed from the POST creating the mirror until each remote partition's end offset reaches its "
+                "source partition's."]
+
+
 def _goal_figure(value: float | None, unit: str) -> str:
     if value is None:
         return "n/a"
-    return f"{value:.2f}x" if unit == "x" else f"{value:,.0f} ms"
+    if unit == "x":
+        return f"{value:.2f}x"
+    return f"{value:,.1f} s" if unit == "s" else f"{value:,.0f} ms"
 
 
 def _control_plane(report: dict) -> str:

@@ -24,6 +24,7 @@ from bench.cluster import (
 from bench.latency import measure
 from bench.measure import ResourceSampler
 from bench.options import LATENCY_CANDIDATES, Options
+from bench.scale import measure_scale
 
 DATASET_TOPIC = "bench"
 SHORT = {"mirrorplane": "mp", "mm2": "mm", "raw": "raw"}
@@ -118,12 +119,16 @@ def main(options: Options) -> int:
         "partitions": options.partitions, "repetitions": options.repetitions, "tasks": list(options.tasks),
         "latency_rate": options.latency_rate, "latency_seconds": options.latency_seconds,
         "candidates": list(options.only), "dataset_mb": round(payload / 1e6, 1),
+        "scale": None if options.skip_scale else {"topics": options.scale_topics,
+                                                   "partitions": options.scale_partitions,
+                                                   "records": options.scale_records},
         "timing": "from the candidate's start (Mirrorplane: the POST creating the mirror; MM2 and the raw copy: "
                   "process start) until the remote topic's end offsets sum to the dataset size, polled every "
                   f"{POLL_SECONDS} s",
     }
     runs: list[dict] = []
     latency: dict[str, dict] = {}
+    scale: dict | None = None
     candidates: dict[str, Candidate] = {}
     clusters = None
     completed = False
@@ -154,7 +159,7 @@ def main(options: Options) -> int:
             run |= {"index": index, "repetition": repetition}
             runs.append(run)
             say(_describe(run))
-            _write(options, report.build(facts, settings, runs, latency, complete=False) | _stamp())
+            _write(options, report.build(facts, settings, runs, latency, complete=False, scale=scale) | _stamp())
             time.sleep(SETTLE_SECONDS)
         if not options.skip_latency:
             for name in (n for n in LATENCY_CANDIDATES if n in candidates):
@@ -167,6 +172,10 @@ def main(options: Options) -> int:
                 say(f"  p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms, p99 {result['p99_ms']} ms"
                     + (f"; error: {result['error']}" if result["error"] else ""))
                 time.sleep(SETTLE_SECONDS)
+        if not options.skip_scale and "mirrorplane" in candidates:
+            scale = measure_scale(candidates["mirrorplane"], env, options.scale_topics, options.scale_partitions,
+                                  options.scale_records, options.tasks[0], say)
+            say(_describe_scale(scale))
         completed = True
     except KeyboardInterrupt:
         say("interrupted: stopping everything the benchmark started")
@@ -178,7 +187,7 @@ def main(options: Options) -> int:
                 say(f"stopping {candidate.name} failed: {error}")
         if clusters is not None:
             clusters.down()
-    data = report.build(facts, settings, runs, latency, complete=completed) | _stamp()
+    data = report.build(facts, settings, runs, latency, complete=completed, scale=scale) | _stamp()
     _write(options, data)
     print()
     print(report.render_markdown(data))
@@ -196,3 +205,11 @@ def _describe(run: dict) -> str:
     return (f"  {run['records_per_second']:,.0f} records/s ({run['mb_per_second']:.1f} MB/s) "
             f"in {run['seconds']:.1f} s, first record after {run['first_record_seconds']:.1f} s; "
             f"CPU {run['cpu_seconds']:.1f} s, peak RSS {run['peak_rss_mb']:,.0f} MB")
+
+
+def _describe_scale(scale: dict) -> str:
+    if scale.get("error"):
+        return f"  scale: {scale['error']}"
+    return (f"  scale: all {scale['partitions']:,} partitions replicating after {scale['all_partitions_seconds']} s "
+            f"(first {scale['first_partition_seconds']} s, median {scale['p50_partition_seconds']} s); "
+            f"peak RSS {scale['peak_rss_mb']:,.0f} MB")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import threading
@@ -195,7 +196,17 @@ class Mirrorplane(Candidate):
         batches = [self.batches[key] | {"id": key} for key in sorted(self.batches)]
         return {"timeline_seconds": dict(self.timeline), "micro_batches": batches,
                 "batches_total": metrics.get("batches"), "records_total": metrics.get("records"),
-                "driver_log": str(self.data_dir / "mirrors" / self.spec.label / "driver.log")}
+                "driver_log": str(self._keep_driver_log())}
+
+    def _keep_driver_log(self) -> Path:
+        """A copy of the run's driver log, which is deleted with the mirror."""
+        kept = self.env.work_dir / "logs" / f"{self.spec.label}.driver.log"
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            shutil.copyfile(self.data_dir / "mirrors" / self.spec.label / "driver.log", kept)
+        except FileNotFoundError:
+            kept.write_text("(the application wrote no driver log)\n")
+        return kept
 
     def stop(self) -> None:
         self._watch_stop.set()
@@ -224,3 +235,4 @@ class Mirrorplane(Candidate):
                 "driver_memory": os.environ.get("MIRRORPLANE_SPARK_DRIVER_MEMORY", "1g"),
                 "batch.max.records": DEFAULT_BATCH_MAX_RECORDS, "producer": dict(PRODUCER_DEFAULTS),
                 "reconcile_seconds": float(os.environ.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))}
+

@@ -127,3 +127,37 @@ def test_bad_options_exit_with_the_reason(argv, capsys):
         parse(argv)
     assert exit_info.value.code == 2
     assert "error: argument" in capsys.readouterr().err
+
+
+SCALE = {"candidate": "mirrorplane", "topics": 100, "partitions_per_topic": 10, "partitions": 1000,
+         "records_per_partition": 10, "tasks": 2, "error": None, "partitions_complete": 1000,
+         "first_partition_seconds": 9.5, "p50_partition_seconds": 14.2, "all_partitions_seconds": 21.7,
+         "peak_rss_mb": 1234.0, "cpu_seconds": 40.0}
+
+
+def test_scale_goal_and_table():
+    goals = {g["goal"]: g for g in report.goals({}, {}, SCALE)}
+    assert goals["1,000 partitions all replicating within 60 s"] | {} == {
+        "goal": "1,000 partitions all replicating within 60 s", "measured": 21.7, "unit": "s", "met": True}
+    text = report.render_markdown(report.build({}, _report()["settings"], RUNS, LATENCY, complete=True, scale=SCALE))
+    assert "## Scale: one mirror of 100 topics x 10 partitions (1,000 partitions, 10 records each)" in text
+    assert "| 9.5 | 14.2 | 21.7 | 1,000 | 1,234 | 40.0 |  |" in text
+    assert "| 1,000 partitions all replicating within 60 s | 21.7 s | yes |" in text
+
+
+def test_scale_goal_not_met_when_partitions_are_missing_and_unmeasured_below_its_size():
+    incomplete = SCALE | {"partitions_complete": 990, "all_partitions_seconds": None, "error": "timed out"}
+    assert report.goals({}, {}, incomplete)[0]["met"] is False
+    small = SCALE | {"topics": 10, "partitions": 100}
+    assert report.goals({}, {}, small)[0]["met"] is None
+    slow = SCALE | {"all_partitions_seconds": 75.0}
+    assert report.goals({}, {}, slow)[0]["met"] is False
+
+
+def test_scale_summary_of_partition_arrivals():
+    from bench.scale import summary
+
+    assert summary([3.0, 1.0, 2.0], total=3) == {"partitions_complete": 3, "first_partition_seconds": 1.0,
+                                                 "p50_partition_seconds": 2.0, "all_partitions_seconds": 3.0}
+    assert summary([3.0, 1.0], total=3)["all_partitions_seconds"] is None
+    assert summary([], total=3)["partitions_complete"] == 0

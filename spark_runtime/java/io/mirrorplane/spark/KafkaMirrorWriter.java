@@ -8,12 +8,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
-import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -22,7 +20,6 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.kafka010.KafkaBatchInputPartition;
-import org.apache.spark.sql.kafka010.consumer.KafkaDataConsumer;
 import org.apache.spark.sql.types.StructType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,12 +29,12 @@ import org.slf4j.LoggerFactory;
  * keeping each record's partition, key, value, headers and timestamp (Spark's own Kafka sink
  * drops the timestamp). Records never leave the JVM.
  *
- * <p>The records are read with the Kafka source's own consumer ({@code KafkaDataConsumer}: its pool,
- * fetch cache and data-loss rules) over exactly the offset ranges the source planned and logged for
- * the batch, and handed to the producer as they come: no Spark row is built for them. The ranges go
- * to at most {@code tasks.max} Spark tasks, whole partitions each, balanced by record count
- * ({@link SourceRanges}). Should a batch's plan not be a scan of the Kafka source, the batch's rows
- * are written instead, from Spark's internal rows.
+ * <p>The records are read over exactly the offset ranges the source planned and logged for the
+ * batch, with the executor parameters the source would use ({@link SliceReader}), and handed to the
+ * producer as they come: no Spark row is built for them. The ranges go to at most {@code tasks.max}
+ * Spark tasks, whole partitions each, balanced by record count ({@link SourceRanges}). Should a
+ * batch's plan not be a scan of the Kafka source, the batch's rows are written instead, from
+ * Spark's internal rows.
  *
  * <p>Returned lines, per source topic-partition: "P" progress (first upstream, last upstream, last
  * downstream, records, bytes), "S" offset syncs to emit (upstream, downstream), and "T" the sync
@@ -80,39 +77,14 @@ public final class KafkaMirrorWriter {
             .collect();
     }
 
-    /** One task: its slice's ranges, read with the Kafka source's consumer and sent as they come. */
+    /** One task: its slice of the batch, read and sent as records come. */
     static Iterator<String> copy(Iterator<SourceRanges.Slice> slices, Map<String, String> config,
                                  Map<String, String> topics, long maxOffsetLag, Map<String, String> syncState) {
         TaskSink sink = new TaskSink(producer(config), topics, maxOffsetLag, syncState);
         while (slices.hasNext()) {
-            for (KafkaBatchInputPartition range : slices.next().ranges) {
-                copyRange(range, sink);
-            }
+            SliceReader.copy(slices.next(), sink);
         }
         return sink.finish();
-    }
-
-    private static void copyRange(KafkaBatchInputPartition range, TaskSink sink) {
-        String topic = range.offsetRange().topic();
-        int partition = range.offsetRange().partition();
-        long until = range.offsetRange().untilOffset();
-        KafkaDataConsumer consumer = KafkaDataConsumer.acquire(range.offsetRange().topicPartition(),
-            range.executorKafkaParams());
-        try {
-            long next = range.offsetRange().fromOffset();
-            while (next < until && !sink.failed()) {
-                ConsumerRecord<byte[], byte[]> record = consumer.get(next, until, range.pollTimeoutMs(),
-                    range.failOnDataLoss());
-                if (record == null) {
-                    break; // the rest of the range is gone (retention) and failOnDataLoss is false
-                }
-                Long timestamp = record.timestampType() == TimestampType.NO_TIMESTAMP_TYPE ? null : record.timestamp();
-                sink.send(topic, partition, record.offset(), timestamp, record.key(), record.value(), record.headers());
-                next = record.offset() + 1;
-            }
-        } finally {
-            consumer.release();
-        }
     }
 
     // -- the fallback: the batch's rows -------------------------------------------------------
