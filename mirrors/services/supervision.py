@@ -3,7 +3,8 @@
 Celery beat runs a reconcile pass every MIRRORPLANE_RECONCILE_SECONDS; a mirror created, changed
 or deleted through the API queues one more as soon as its transaction commits, so its application
 is submitted (or stopped) at once. Best effort: if the broker cannot take the task, beat's next
-pass does the same work.
+pass does the same work. The request that queued it waits at most BROKER_CONNECT_SECONDS for the
+broker (one connection attempt, no retries), not the several seconds of kombu's retry policy.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from django.db import transaction
 
 log = logging.getLogger(__name__)
 
+BROKER_CONNECT_SECONDS = 1.0
+
 
 def reconcile_soon() -> None:
     """Queue a supervision pass once the current transaction (if any) commits."""
@@ -25,6 +28,9 @@ def _queue_pass() -> None:
     from mirrors.tasks import reconcile  # the tasks module imports the services
 
     try:
-        reconcile.apply_async(retry=False, expires=max(settings.RECONCILE_SECONDS * 2, 5))
+        with reconcile.app.connection_for_write(connect_timeout=BROKER_CONNECT_SECONDS,
+                                                transport_options={"max_retries": 0}) as connection:
+            reconcile.apply_async(connection=connection, retry=False,
+                                  expires=max(settings.RECONCILE_SECONDS * 2, 5))
     except Exception as error:  # noqa: BLE001 - any broker failure only delays the pass until beat's next one
         log.warning("supervision pass not queued (beat runs one within %.0f s): %s", settings.RECONCILE_SECONDS, error)

@@ -1,11 +1,13 @@
 """A mirror created, changed or deleted queues a supervision pass at commit, without waiting for beat."""
 
 import logging
+import socket
+import time
 
 import pytest
-from kombu.exceptions import OperationalError
 
 from mirrors import tasks
+from mirrors.services import supervision
 
 pytestmark = pytest.mark.django_db
 
@@ -45,15 +47,18 @@ def test_a_refused_mirror_queues_nothing(api, clusters, queued, django_capture_o
     assert queued == []
 
 
-def test_a_broker_that_cannot_take_the_pass_only_logs(api, clusters, monkeypatch, caplog,
-                                                      django_capture_on_commit_callbacks):
-    def refuse(**options):
-        raise OperationalError("Error 111 connecting to localhost:6379. Connection refused.")
-
-    monkeypatch.setattr(tasks.reconcile, "apply_async", refuse)
+def test_a_broker_that_refuses_the_connection_only_logs_and_holds_the_request_briefly(
+        api, clusters, monkeypatch, caplog, django_capture_on_commit_callbacks):
+    with socket.socket() as probe:  # a port nothing listens on: the connection is refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setitem(tasks.reconcile.app.conf, "broker_url", f"redis://127.0.0.1:{port}/0")
+    started = time.monotonic()
     with caplog.at_level(logging.WARNING, logger="mirrors.services.supervision"), \
             django_capture_on_commit_callbacks(execute=True):
         response = api.post("/api/v1/mirrors/", {"name": "m1", "source": "east", "target": "west"}, format="json")
+    elapsed = time.monotonic() - started
     assert response.status_code == 201
     assert "supervision pass not queued (beat runs one within" in caplog.text
     assert "Connection refused" in caplog.text
+    assert elapsed < supervision.BROKER_CONNECT_SECONDS + 0.5, f"the request waited {elapsed:.1f} s for the broker"
