@@ -53,22 +53,25 @@ def create_mirror(*, name: str, source: Cluster, target: Cluster, connectors: di
 @transaction.atomic
 def update_mirror(mirror: Mirror, *, connectors: dict | None = None, **fields: Any) -> Mirror:
     mirror = Mirror.objects.select_for_update().get(pk=mirror.pk)
-    reconfigured = False
+    changed = reconfigured = False
     for field, value in fields.items():
         if getattr(mirror, field) != value:
             setattr(mirror, field, value)
+            changed = True
             reconfigured |= field in _CONFIG_FIELDS
     for kind, spec in (connectors or {}).items():
         connector = mirror.connectors.get(kind=kind)
         for field, value in connector_fields(spec).items():
             if getattr(connector, field) != value:
                 setattr(connector, field, value)
+                changed = True
                 reconfigured |= field in _CONNECTOR_CONFIG_FIELDS
         connector.save()
     if reconfigured:
         mirror.generation += 1
     mirror.save()
-    reconcile_soon()
+    if changed:  # an unchanged PATCH needs no supervision pass
+        reconcile_soon()
     return mirror
 
 

@@ -26,7 +26,7 @@ def clusters(api):
                         format="json").status_code == 201
 
 
-def test_create_change_and_delete_each_queue_one_pass_after_commit(api, clusters, queued,
+def test_each_change_queues_one_pass_at_commit_and_a_no_op_patch_none(api, clusters, queued,
                                                                   django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         assert api.post("/api/v1/mirrors/", {"name": "m1", "source": "east", "target": "west"},
@@ -35,6 +35,10 @@ def test_create_change_and_delete_each_queue_one_pass_after_commit(api, clusters
     assert queued[0]["retry"] is False and queued[0]["expires"] >= 5
     with django_capture_on_commit_callbacks(execute=True):
         assert api.patch("/api/v1/mirrors/m1/", {"topics": "orders"}, format="json").status_code == 200
+    assert len(queued) == 2
+    with django_capture_on_commit_callbacks(execute=True):  # the same again: nothing changed, nothing queued
+        assert api.patch("/api/v1/mirrors/m1/", {"topics": "orders"}, format="json").status_code == 200
+    assert len(queued) == 2
     with django_capture_on_commit_callbacks(execute=True):
         assert api.delete("/api/v1/mirrors/m1/").status_code == 204
     assert len(queued) == 3
