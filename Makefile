@@ -34,9 +34,12 @@ $(REQUIREMENTS_STAMP): requirements.txt
 	@$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements.txt
 	@rm -f $(VENV)/.requirements-* && touch $@
 
-# Kafka broker, Spark's Kafka connector and our writer jar: resolved once, then reused.
+# Kafka broker, Spark's Kafka connector and our writer jar: resolved once, then reused. Then the
+# driver JVM's class archive (recorded once per JDK, Spark and jar set; mirror applications start
+# about 3 s sooner with it).
 fetch: python-packages
 	@$(PY) -c "from controlplane.infra import maven, spark; maven.kafka_broker_classpath(); spark.runtime_jars()"
+	@$(PY) -c "from controlplane.infra import class_archive, spark; class_archive.record(spark.runtime_jars())"
 
 demo: install
 	@$(PY) manage.py demo

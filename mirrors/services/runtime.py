@@ -15,7 +15,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from controlplane.infra import processes
+from controlplane.infra import class_archive, processes
 from controlplane.infra import spark as spark_jars
 from mirrors.models import Mirror
 
@@ -151,9 +151,10 @@ def submit(mirror: Mirror) -> int:
     with os.fdopen(fd, "w") as handle:
         json.dump(app_config(mirror), handle)
     partial.replace(config_path)
-    argv = submit_argv(mirror, config_path, spark_jars.runtime_jars())
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-               PYTHONPATH=str(ENTRY_POINT.parents[1]))
+    jars = spark_jars.runtime_jars()
+    argv = submit_argv(mirror, config_path, jars)
+    env = class_archive.submit_env(jars) | {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
+                                            "PYTHONPATH": str(ENTRY_POINT.parents[1])}
     return processes.spawn(argv, folder / DRIVER_LOG, env=env, cwd=folder).pid
 
 

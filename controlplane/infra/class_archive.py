@@ -1,0 +1,193 @@
+"""A class-data-sharing archive (AppCDS) for the driver JVM of mirror applications.
+
+A mirror application's driver JVM spends most of its first seconds loading and verifying the
+classes of Spark, Spark SQL, streaming and the Kafka clients. An archive of those classes, mapped
+at JVM start, saves about 4 s per start on 2 cores (spark-submit to the first micro-batch).
+
+The archive is recorded once per JDK, Spark and jar set (`record()`, run by `make install`) by a
+short training run of a real mirror application against a throwaway local cluster: the JVM dumps
+every class it loaded when the application stops (`-XX:ArchiveClassesAtExit`). Applications then
+start with `-XX:SharedArchiveFile` (`driver_java_options()`). A JVM that finds the archive
+unusable (another JDK, another class path, a damaged file) ignores it and starts as it would
+without: the archive only ever makes starts faster.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from controlplane.infra import paths, processes
+from controlplane.infra import spark as spark_jars
+
+ENTRY_POINT = Path(__file__).resolve().parents[2] / "spark_runtime" / "main.py"
+QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"  # an unusable archive is ignored silently
+TRAINING_RECORDS = 60_000
+TRAINING_TIMEOUT_SECONDS = 300.0
+DUMP_TIMEOUT_SECONDS = 180.0
+
+
+def archive_dir() -> Path:
+    path = paths.cache_dir() / "class-archive"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def archive_path(jars: Sequence[Path]) -> Path:
+    """Where the archive for this JDK, this Spark and these jars lives (it may not exist yet)."""
+    return archive_dir() / f"driver-{archive_key(jars)}.jsa"
+
+
+def archive_key(jars: Sequence[Path]) -> str:
+    java = shutil.which("java", path=_java_path()) or "java"
+    facts = [os.path.realpath(java), _java_version(java), spark_jars.pyspark_version()]
+    for jar in jars:
+        stat = jar.stat()
+        facts.append(f"{jar.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(facts).encode()).hexdigest()[:16]
+
+
+def driver_java_options(jars: Sequence[Path]) -> str:
+    """JVM options for a driver started with these jars: the archive if recorded, else none."""
+    path = archive_path(jars)
+    return f"-XX:SharedArchiveFile={path} {QUIET}" if path.is_file() else ""
+
+
+def submit_env(jars: Sequence[Path], base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of spark-submit: the driver JVM's options carry the archive (SPARK_SUBMIT_OPTS
+    applies to the client-mode driver, beside a mirror's own spark.driver.extraJavaOptions)."""
+    env = dict(os.environ if base is None else base)
+    options = " ".join(part for part in (env.get("SPARK_SUBMIT_OPTS", ""), driver_java_options(jars)) if part)
+    if options:
+        env["SPARK_SUBMIT_OPTS"] = options
+    return env
+
+
+def record(jars: Sequence[Path], say: Callable[[str], None] = print) -> Path | None:
+    """Record the archive for these jars unless it exists; returns it, or None if training failed
+    (applications then start without it, as before)."""
+    target = archive_path(jars)
+    if target.is_file():
+        return target
+    from controlplane.infra.stack import Devstack
+
+    work = archive_dir() / f"training-{target.stem}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    started = time.monotonic()
+    say("recording the Spark driver's class archive (once per JDK, Spark and jar version; about a minute)")
+    stack = Devstack(root=work / "stack")
+    try:
+        stack.up(["training"])
+        bootstrap = stack.clusters["training"].bootstrap_servers
+        say(f"  a throwaway cluster at {bootstrap}; {TRAINING_RECORDS:,} records to replicate")
+        _load_records(bootstrap, "training", TRAINING_RECORDS)
+        dump = work / "driver.jsa"
+        app = _start_application(work, bootstrap, stack.redis_url, jars, dump)
+        try:
+            _wait_for_replication(bootstrap, "source.training", TRAINING_RECORDS, app, say)
+        finally:
+            say("  stopping the application: the JVM writes the archive as it exits")
+            processes.terminate(app.pid, str(work), grace_seconds=DUMP_TIMEOUT_SECONDS)
+        if not dump.is_file() or dump.stat().st_size == 0:
+            raise RuntimeError(f"the JVM wrote no archive (see {work / 'driver.log'})")
+        dump.replace(target)
+    except Exception as error:  # noqa: BLE001 - the archive is an optimisation; its absence only slows starts
+        say(f"  no class archive recorded: {error}; applications start without it")
+        return None
+    finally:
+        stack.down()
+    for stale in archive_dir().glob("driver-*.jsa"):
+        if stale != target:
+            stale.unlink(missing_ok=True)
+    shutil.rmtree(work, ignore_errors=True)
+    say(f"  class archive recorded in {time.monotonic() - started:.0f} s: {target} "
+        f"({target.stat().st_size / 2 ** 20:.0f} MB)")
+    return target
+
+
+def _load_records(bootstrap: str, topic: str, count: int) -> None:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 4, 1)])[topic].result(30)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+    for i in range(count):
+        producer.produce(topic, key=f"{i:016d}".encode(), value=b"x" * 512, partition=i % 4,
+                         headers=[("trace", b"training")])
+        if i % 10_000 == 0:
+            producer.poll(0)
+    producer.flush(60)
+
+
+def _start_application(work: Path, bootstrap: str, redis_url: str, jars: Sequence[Path],
+                       dump: Path) -> subprocess.Popen:
+    """A mirror application like any other (source alias `source`, target `target`, one cluster)."""
+    config = {
+        "name": "class-archive-training", "generation": 1, "work_dir": str(work / "app"), "redis_url": redis_url,
+        "source": {"alias": "source", "bootstrap_servers": bootstrap},
+        "target": {"alias": "target", "bootstrap_servers": bootstrap},
+        "topics": "training", "groups": ".*",
+        "connectors": {"source": {"tasks_max": 2, "config": {}}, "checkpoint": {"tasks_max": 1, "config": {}},
+                       "heartbeat": {"tasks_max": 1, "config": {}}},
+    }
+    config_path = work / "app.json"
+    config_path.write_text(json.dumps(config))
+    argv = [str(Path(sys.executable).parent / "spark-submit"), "--master", "local[2]", "--deploy-mode", "client",
+            "--name", "mirrorplane-class-archive-training",
+            "--conf", f"spark.jars={','.join(str(jar) for jar in jars)}",
+            "--conf", "spark.ui.showConsoleProgress=false",
+            str(ENTRY_POINT), f"--config={config_path}"]
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+               PYTHONPATH=str(ENTRY_POINT.parents[1]),
+               SPARK_SUBMIT_OPTS=f"-XX:ArchiveClassesAtExit={dump} {QUIET}")
+    return processes.spawn(argv, work / "driver.log", env=env, cwd=work)
+
+
+def _wait_for_replication(bootstrap: str, topic: str, count: int, app: subprocess.Popen,
+                          say: Callable[[str], None]) -> None:
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "class-archive-training"})
+    deadline = time.monotonic() + TRAINING_TIMEOUT_SECONDS
+    copied, reported = 0, 0.0
+    try:
+        while copied < count:
+            if app.poll() is not None:
+                raise RuntimeError(f"the training application exited with code {app.returncode}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{copied:,} of {count:,} records replicated after {TRAINING_TIMEOUT_SECONDS:.0f} s")
+            try:
+                copied = sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=2)[1] for p in range(4))
+            except KafkaException:
+                copied = 0  # the remote topic is not there yet
+            if time.monotonic() - reported > 10:
+                say(f"  {copied:,} of {count:,} records replicated")
+                reported = time.monotonic()
+            time.sleep(1)
+        consumer.commit(offsets=[TopicPartition("training", p, 10) for p in range(4)], asynchronous=False)
+        time.sleep(5)  # a checkpoint pass and a few heartbeats
+    finally:
+        consumer.close()
+
+
+def _java_path() -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    return os.pathsep.join(filter(None, [f"{java_home}/bin" if java_home else "", os.environ.get("PATH", "")]))
+
+
+@functools.cache
+def _java_version(java: str) -> str:
+    try:
+        return subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"

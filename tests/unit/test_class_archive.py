@@ -1,0 +1,45 @@
+"""Which class archive a driver JVM gets, and when a recorded one stops applying."""
+
+import os
+
+import pytest
+
+from controlplane.infra import class_archive
+
+
+@pytest.fixture
+def jars(tmp_path, monkeypatch):
+    monkeypatch.setenv("MIRRORPLANE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("SPARK_SUBMIT_OPTS", raising=False)
+    paths = [tmp_path / "spark-sql-kafka.jar", tmp_path / "mirrorplane-writer-1.jar"]
+    for path in paths:
+        path.write_bytes(b"jar")
+    return paths
+
+
+def test_no_archive_no_option(jars):
+    assert class_archive.driver_java_options(jars) == ""
+    assert "SPARK_SUBMIT_OPTS" not in class_archive.submit_env(jars, base={})
+
+
+def test_a_recorded_archive_is_mapped_and_kept_quiet(jars):
+    archive = class_archive.archive_path(jars)
+    archive.write_bytes(b"archive")
+    options = class_archive.driver_java_options(jars)
+    assert f"-XX:SharedArchiveFile={archive}" in options
+    assert "-Xlog:cds=off" in options
+
+
+def test_the_operators_own_driver_options_are_kept(jars):
+    class_archive.archive_path(jars).write_bytes(b"archive")
+    env = class_archive.submit_env(jars, base={"SPARK_SUBMIT_OPTS": "-Dmy.flag=1"})
+    assert env["SPARK_SUBMIT_OPTS"].startswith("-Dmy.flag=1 -XX:SharedArchiveFile=")
+
+
+def test_a_changed_jar_needs_a_new_archive(jars):
+    before = class_archive.archive_key(jars)
+    assert class_archive.archive_key(jars) == before
+    jars[1].write_bytes(b"a rebuilt writer")
+    os.utime(jars[1], ns=(1, 1))
+    assert class_archive.archive_key(jars) != before
+    assert class_archive.archive_key(list(reversed(jars))) != class_archive.archive_key(jars)
