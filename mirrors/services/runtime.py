@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,6 +142,20 @@ def submit_argv(mirror: Mirror, config_path: Path, jars: list[Path]) -> list[str
     return [*argv, str(ENTRY_POINT), f"--config={config_path}"]
 
 
+_COLLECTOR = re.compile(r"-XX:\+Use\w*GC\b")
+
+
+def driver_java_options(mirror: Mirror, inherited: str = "") -> str:
+    """MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS for the driver JVM, less its collector choice when the
+    mirror's spark.driver.extraJavaOptions (or the inherited SPARK_SUBMIT_OPTS) makes one: the JVM
+    refuses to start with two."""
+    options = settings.SPARK_DRIVER_JAVA_OPTIONS
+    own = ((mirror.spark or {}).get("conf") or {}).get("spark.driver.extraJavaOptions", "")
+    if _COLLECTOR.search(f"{own} {inherited}"):
+        options = _COLLECTOR.sub("", options)
+    return " ".join(options.split())
+
+
 def submit(mirror: Mirror) -> int:
     """Start the mirror's application; returns the driver's pid (leader of its process group)."""
     folder = work_dir(mirror.name)
@@ -153,8 +168,12 @@ def submit(mirror: Mirror) -> int:
     partial.replace(config_path)
     jars = spark_jars.runtime_jars()
     argv = submit_argv(mirror, config_path, jars)
-    env = class_archive.submit_env(jars) | {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-                                            "PYTHONPATH": str(ENTRY_POINT.parents[1])}
+    inherited = os.environ.get("SPARK_SUBMIT_OPTS", "")
+    driver_options = " ".join(filter(None, [inherited, driver_java_options(mirror, inherited)]))
+    base = dict(os.environ, SPARK_SUBMIT_OPTS=driver_options)
+    env = class_archive.submit_env(jars, base) | {"PYSPARK_PYTHON": sys.executable,
+                                                  "PYSPARK_DRIVER_PYTHON": sys.executable,
+                                                  "PYTHONPATH": str(ENTRY_POINT.parents[1])}
     return processes.spawn(argv, folder / DRIVER_LOG, env=env, cwd=folder).pid
 
 

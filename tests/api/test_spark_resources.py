@@ -125,3 +125,18 @@ def test_command_line_carries_the_mirror_resources(api, clusters):
     assert opts["--conf"] == ["spark.jars=/j/a.jar,/j/b.jar", "spark.ui.showConsoleProgress=false",
                               "spark.eventLog.enabled=false", "spark.executor.memoryOverhead=384m"]
     assert argv[-1] == "--config=/data/m1/app.json"
+
+
+@override_settings(SPARK_DRIVER_JAVA_OPTIONS="-XX:+UseParallelGC")
+def test_the_driver_gets_the_parallel_collector_by_default(api, clusters):
+    assert post_mirror(api).status_code == 201
+    assert runtime.driver_java_options(Mirror.objects.get(name="m1")) == "-XX:+UseParallelGC"
+
+
+@override_settings(SPARK_DRIVER_JAVA_OPTIONS="-XX:+UseParallelGC -Xss4m")
+@pytest.mark.parametrize(("own", "inherited"), [("-XX:+UseG1GC -Dmy.flag=1", ""), ("", "-XX:+UseZGC")])
+def test_a_collector_chosen_elsewhere_replaces_ours(api, clusters, own, inherited):
+    # two collectors and the JVM refuses to start: the mirror's (or the environment's) choice wins
+    conf = {"conf": {"spark.driver.extraJavaOptions": own}} if own else {}
+    assert post_mirror(api, spark=conf).status_code == 201
+    assert runtime.driver_java_options(Mirror.objects.get(name="m1"), inherited) == "-Xss4m"
