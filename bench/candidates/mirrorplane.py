@@ -229,10 +229,15 @@ class Mirrorplane(Candidate):
         self.spec = None
 
     def settings(self) -> dict:
+        from controlplane.infra import class_archive
+        from controlplane.infra import spark as spark_jars
         from spark_runtime.connectors.source import DEFAULT_BATCH_MAX_RECORDS, PRODUCER_DEFAULTS
 
+        archive = class_archive.archive_path(spark_jars.runtime_jars())
         return {"spark_master": os.environ.get("SPARK_MASTER", "local[2]"),
                 "driver_memory": os.environ.get("MIRRORPLANE_SPARK_DRIVER_MEMORY", "1g"),
+                "driver_java_options": os.environ.get("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", "-XX:+UseParallelGC"),
+                "driver_class_archive": str(archive) if archive.is_file() else None,
                 "batch.max.records": DEFAULT_BATCH_MAX_RECORDS, "producer": dict(PRODUCER_DEFAULTS),
                 "reconcile_seconds": float(os.environ.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))}
 
