@@ -7,7 +7,7 @@ at JVM start, saves about 4 s per start on 2 cores (spark-submit to the first mi
 The archive is recorded once per JDK, Spark and jar set (`record()`, run by `make install`) by a
 short training run of a real mirror application against a throwaway local cluster: the JVM dumps
 every class it loaded when the application stops (`-XX:ArchiveClassesAtExit`). Applications then
-start with `-XX:SharedArchiveFile` (`driver_java_options()`). A JVM that finds the archive
+start with `-XX:SharedArchiveFile` (`jvm_options()`). A JVM that finds the archive
 unusable (another JDK, another class path, a damaged file) ignores it and starts as it would
 without: the archive only ever makes starts faster.
 """
@@ -20,7 +20,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,7 +27,6 @@ from pathlib import Path
 from controlplane.infra import paths, processes
 from controlplane.infra import spark as spark_jars
 
-ENTRY_POINT = Path(__file__).resolve().parents[2] / "spark_runtime" / "main.py"
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"  # an unusable archive is ignored silently
 TRAINING_RECORDS = 60_000
 TRAINING_TIMEOUT_SECONDS = 300.0
@@ -55,20 +53,10 @@ def archive_key(jars: Sequence[Path]) -> str:
     return hashlib.sha256("\n".join(facts).encode()).hexdigest()[:16]
 
 
-def driver_java_options(jars: Sequence[Path]) -> str:
-    """JVM options for a driver started with these jars: the archive if recorded, else none."""
+def jvm_options(jars: Sequence[Path]) -> str:
+    """The driver JVM's options for these jars (SPARK_SUBMIT_OPTS): the archive if recorded, else none."""
     path = archive_path(jars)
     return f"-XX:SharedArchiveFile={path} {QUIET}" if path.is_file() else ""
-
-
-def submit_env(jars: Sequence[Path], base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of spark-submit: the driver JVM's options carry the archive (SPARK_SUBMIT_OPTS
-    applies to the client-mode driver, beside a mirror's own spark.driver.extraJavaOptions)."""
-    env = dict(os.environ if base is None else base)
-    options = " ".join(part for part in (env.get("SPARK_SUBMIT_OPTS", ""), driver_java_options(jars)) if part)
-    if options:
-        env["SPARK_SUBMIT_OPTS"] = options
-    return env
 
 
 def record(jars: Sequence[Path], say: Callable[[str], None] = print) -> Path | None:
@@ -142,14 +130,8 @@ def _start_application(work: Path, bootstrap: str, redis_url: str, jars: Sequenc
     }
     config_path = work / "app.json"
     config_path.write_text(json.dumps(config))
-    argv = [str(Path(sys.executable).parent / "spark-submit"), "--master", "local[2]", "--deploy-mode", "client",
-            "--name", "mirrorplane-class-archive-training",
-            "--conf", f"spark.jars={','.join(str(jar) for jar in jars)}",
-            "--conf", "spark.ui.showConsoleProgress=false",
-            str(ENTRY_POINT), f"--config={config_path}"]
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-               PYTHONPATH=str(ENTRY_POINT.parents[1]),
-               SPARK_SUBMIT_OPTS=f"-XX:ArchiveClassesAtExit={dump} {QUIET}")
+    argv = spark_jars.submit_argv("mirrorplane-class-archive-training", "local[2]", config_path, jars)
+    env = spark_jars.submit_env(dict(os.environ, SPARK_SUBMIT_OPTS=f"-XX:ArchiveClassesAtExit={dump} {QUIET}"))
     return processes.spawn(argv, work / "driver.log", env=env, cwd=work)
 
 

@@ -10,7 +10,6 @@ import dataclasses
 import json
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +21,6 @@ from mirrors.models import Mirror
 
 APP_CONFIG = "app.json"
 DRIVER_LOG = "driver.log"
-ENTRY_POINT = Path(__file__).resolve().parents[2] / "spark_runtime" / "main.py"
 
 
 @dataclass
@@ -121,25 +119,15 @@ def submit_argv(mirror: Mirror, config_path: Path, jars: list[Path]) -> list[str
     else MIRRORPLANE_SPARK_DRIVER_MEMORY; executor options only when the mirror sets them.
     """
     resources = mirror.spark or {}
-    argv = [
-        str(Path(sys.executable).parent / "spark-submit"),
-        "--master", resources.get("master") or settings.SPARK_MASTER,
-        "--deploy-mode", "client",
-        "--name", f"mirrorplane-{mirror.name}",
-    ]
     defaults = {"driver_memory": settings.SPARK_DRIVER_MEMORY}
+    options: list[str] = []
     for key, option in SPARK_RESOURCE_OPTIONS.items():
         value = resources.get(key, defaults.get(key))
         if value not in (None, ""):
-            argv += [option, str(value)]
-    argv += [
-        "--conf", f"spark.jars={','.join(str(jar) for jar in jars)}",
-        "--conf", "spark.ui.showConsoleProgress=false",
-    ]
-    for key, value in sorted((resources.get("conf") or {}).items()):
-        if key not in RESERVED_SPARK_CONF:
-            argv += ["--conf", f"{key}={value}"]
-    return [*argv, str(ENTRY_POINT), f"--config={config_path}"]
+            options += [option, str(value)]
+    conf = {key: value for key, value in (resources.get("conf") or {}).items() if key not in RESERVED_SPARK_CONF}
+    return spark_jars.submit_argv(f"mirrorplane-{mirror.name}", resources.get("master") or settings.SPARK_MASTER,
+                                  config_path, jars, options, conf)
 
 
 _COLLECTOR = re.compile(r"-XX:\+Use\w*GC\b")
@@ -169,11 +157,8 @@ def submit(mirror: Mirror) -> int:
     jars = spark_jars.runtime_jars()
     argv = submit_argv(mirror, config_path, jars)
     inherited = os.environ.get("SPARK_SUBMIT_OPTS", "")
-    driver_options = " ".join(filter(None, [inherited, driver_java_options(mirror, inherited)]))
-    base = dict(os.environ, SPARK_SUBMIT_OPTS=driver_options)
-    env = class_archive.submit_env(jars, base) | {"PYSPARK_PYTHON": sys.executable,
-                                                  "PYSPARK_DRIVER_PYTHON": sys.executable,
-                                                  "PYTHONPATH": str(ENTRY_POINT.parents[1])}
+    options = [inherited, driver_java_options(mirror, inherited), class_archive.jvm_options(jars)]
+    env = spark_jars.submit_env(dict(os.environ, SPARK_SUBMIT_OPTS=" ".join(filter(None, options))))
     return processes.spawn(argv, folder / DRIVER_LOG, env=env, cwd=folder).pid
 
 

@@ -1,10 +1,13 @@
 """Per-mirror Spark resources: validation through the API and the spark-submit command they produce."""
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from django.test import override_settings
 
+from controlplane.infra import class_archive
+from controlplane.infra import spark as spark_jars
 from mirrors.models import Mirror
 from mirrors.services import runtime
 
@@ -93,7 +96,7 @@ def test_command_line_keeps_the_defaults(api, clusters):
     assert post_mirror(api).status_code == 201
     argv = runtime.submit_argv(Mirror.objects.get(name="m1"), Path("/data/m1/app.json"), [Path("/j/a.jar")])
     assert argv[0].endswith("/spark-submit")
-    assert argv[-2:] == [str(runtime.ENTRY_POINT), "--config=/data/m1/app.json"]
+    assert argv[-2:] == [str(spark_jars.ENTRY_POINT), "--config=/data/m1/app.json"]
     opts = options(argv)
     assert opts["--master"] == ["local[2]"]
     assert opts["--name"] == ["mirrorplane-m1"]
@@ -140,3 +143,28 @@ def test_a_collector_chosen_elsewhere_replaces_ours(api, clusters, own, inherite
     conf = {"conf": {"spark.driver.extraJavaOptions": own}} if own else {}
     assert post_mirror(api, spark=conf).status_code == 201
     assert runtime.driver_java_options(Mirror.objects.get(name="m1"), inherited) == "-Xss4m"
+
+
+@override_settings(SPARK_DRIVER_JAVA_OPTIONS="-XX:+UseParallelGC")
+def test_driver_jvm_options_are_the_inherited_ones_ours_and_the_class_archive(api, clusters, monkeypatch,
+                                                                              tmp_path):
+    monkeypatch.setenv("MIRRORPLANE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("SPARK_SUBMIT_OPTS", "-Dmy.flag=1")
+    jar = tmp_path / "writer.jar"
+    jar.write_bytes(b"jar")
+    monkeypatch.setattr(spark_jars, "runtime_jars", lambda: [jar])
+    class_archive.archive_path([jar]).write_bytes(b"archive")
+    spawned = {}
+
+    def spawn(argv, log, env, cwd):
+        spawned.update(argv=argv, env=env)
+        return SimpleNamespace(pid=1)
+
+    monkeypatch.setattr(runtime.processes, "spawn", spawn)
+    assert post_mirror(api).status_code == 201
+    runtime.submit(Mirror.objects.get(name="m1"))
+    assert spawned["env"]["SPARK_SUBMIT_OPTS"] == (f"-Dmy.flag=1 -XX:+UseParallelGC "
+                                                   f"-XX:SharedArchiveFile={class_archive.archive_path([jar])} "
+                                                   f"{class_archive.QUIET}")
+    assert spawned["env"]["PYTHONPATH"] == str(spark_jars.ENTRY_POINT.parents[1])
+    assert spawned["argv"][-1].startswith("--config=")

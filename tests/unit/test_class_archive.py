@@ -18,22 +18,15 @@ def jars(tmp_path, monkeypatch):
 
 
 def test_no_archive_no_option(jars):
-    assert class_archive.driver_java_options(jars) == ""
-    assert "SPARK_SUBMIT_OPTS" not in class_archive.submit_env(jars, base={})
+    assert class_archive.jvm_options(jars) == ""
 
 
 def test_a_recorded_archive_is_mapped_and_kept_quiet(jars):
     archive = class_archive.archive_path(jars)
     archive.write_bytes(b"archive")
-    options = class_archive.driver_java_options(jars)
+    options = class_archive.jvm_options(jars)
     assert f"-XX:SharedArchiveFile={archive}" in options
     assert "-Xlog:cds=off" in options
-
-
-def test_the_operators_own_driver_options_are_kept(jars):
-    class_archive.archive_path(jars).write_bytes(b"archive")
-    env = class_archive.submit_env(jars, base={"SPARK_SUBMIT_OPTS": "-Dmy.flag=1"})
-    assert env["SPARK_SUBMIT_OPTS"].startswith("-Dmy.flag=1 -XX:SharedArchiveFile=")
 
 
 def test_a_changed_jar_needs_a_new_archive(jars):
