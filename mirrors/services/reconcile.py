@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from controlplane.infra import processes
@@ -89,14 +90,15 @@ class Reconciler:
             deployment.consecutive_failures, deployment.next_attempt_at = 0, None
         if deployment.state in (ApplicationState.BACKOFF, ApplicationState.FAILED, ApplicationState.NOT_RUNNING):
             status = None  # what a dead application last reported is no longer true
-        if _snapshot(deployment) != before:
-            deployment.save()
-        if deployment.state != previous_state:
-            events.transition(mirror=mirror.name, what="application", from_state=previous_state,
-                              to_state=deployment.state, detail=deployment.last_error
-                              if deployment.state in (ApplicationState.BACKOFF, ApplicationState.FAILED) else "")
-        for connector in connectors.values():
-            self._observe(connector, deployment, status, now)
+        with transaction.atomic():  # readers see the application's and its connectors' states together
+            if _snapshot(deployment) != before:
+                deployment.save()
+            if deployment.state != previous_state:
+                events.transition(mirror=mirror.name, what="application", from_state=previous_state,
+                                  to_state=deployment.state, detail=deployment.last_error
+                                  if deployment.state in (ApplicationState.BACKOFF, ApplicationState.FAILED) else "")
+            for connector in connectors.values():
+                self._observe(connector, deployment, status, now)
 
     # -- the application -----------------------------------------------------------------
 
