@@ -21,6 +21,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from controlplane.celery import app as celery_app
 from controlplane.infra import processes
 from controlplane.infra.stack import Devstack
 from mirrors.models import Cluster, Mirror
@@ -63,6 +64,7 @@ class Command(BaseCommand):
         self.stack.up(["east", "west"])
         settings.REDIS_URL = self.stack.redis_url
         get_redis.cache_clear()
+        celery_app.conf.broker_url = self.stack.redis_url  # the supervision pass queued at the mirror's creation
         env = dict(os.environ, MIRRORPLANE_REDIS_URL=self.stack.redis_url,
                    DJANGO_SETTINGS_MODULE="controlplane.settings")
         self._step("preparing the database")
