@@ -26,9 +26,11 @@ from pathlib import Path
 
 from controlplane.infra import paths, processes
 from controlplane.infra import spark as spark_jars
+from spark_runtime.policy import ReplicationPolicy
 
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"  # an unusable archive is ignored silently
 TRAINING_RECORDS = 60_000
+TRAINING_TOPIC, TRAINING_SOURCE_ALIAS = "training", "source"
 TRAINING_TIMEOUT_SECONDS = 300.0
 DUMP_TIMEOUT_SECONDS = 180.0
 
@@ -77,11 +79,12 @@ def record(jars: Sequence[Path], say: Callable[[str], None] = print) -> Path | N
         stack.up(["training"])
         bootstrap = stack.clusters["training"].bootstrap_servers
         say(f"  a throwaway cluster at {bootstrap}; {TRAINING_RECORDS:,} records to replicate")
-        _load_records(bootstrap, "training", TRAINING_RECORDS)
+        _load_records(bootstrap, TRAINING_TOPIC, TRAINING_RECORDS)
         dump = work / "driver.jsa"
         app = _start_application(work, bootstrap, stack.redis_url, jars, dump)
         try:
-            _wait_for_replication(bootstrap, "source.training", TRAINING_RECORDS, app, say)
+            remote = ReplicationPolicy().format_remote_topic(TRAINING_SOURCE_ALIAS, TRAINING_TOPIC)
+            _wait_for_replication(bootstrap, remote, TRAINING_RECORDS, app, say)
         finally:
             say("  stopping the application: the JVM writes the archive as it exits")
             processes.terminate(app.pid, str(work), grace_seconds=DUMP_TIMEOUT_SECONDS)
@@ -119,12 +122,12 @@ def _load_records(bootstrap: str, topic: str, count: int) -> None:
 
 def _start_application(work: Path, bootstrap: str, redis_url: str, jars: Sequence[Path],
                        dump: Path) -> subprocess.Popen:
-    """A mirror application like any other (source alias `source`, target `target`, one cluster)."""
+    """A mirror application like any other (default policy, source and target on one cluster)."""
     config = {
         "name": "class-archive-training", "generation": 1, "work_dir": str(work / "app"), "redis_url": redis_url,
-        "source": {"alias": "source", "bootstrap_servers": bootstrap},
+        "source": {"alias": TRAINING_SOURCE_ALIAS, "bootstrap_servers": bootstrap},
         "target": {"alias": "target", "bootstrap_servers": bootstrap},
-        "topics": "training", "groups": ".*",
+        "topics": TRAINING_TOPIC, "groups": ".*",
         "connectors": {"source": {"tasks_max": 2, "config": {}}, "checkpoint": {"tasks_max": 1, "config": {}},
                        "heartbeat": {"tasks_max": 1, "config": {}}},
     }
@@ -156,7 +159,7 @@ def _wait_for_replication(bootstrap: str, topic: str, count: int, app: subproces
                 say(f"  {copied:,} of {count:,} records replicated")
                 reported = time.monotonic()
             time.sleep(1)
-        consumer.commit(offsets=[TopicPartition("training", p, 10) for p in range(4)], asynchronous=False)
+        consumer.commit(offsets=[TopicPartition(TRAINING_TOPIC, p, 10) for p in range(4)], asynchronous=False)
         time.sleep(5)  # a checkpoint pass and a few heartbeats
     finally:
         consumer.close()

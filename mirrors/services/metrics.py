@@ -9,6 +9,7 @@ import redis
 
 from mirrors.choices import ConnectorKind, DesiredState, ReplicationPolicy
 from mirrors.models import Connector, Deployment, Mirror
+from mirrors.services import observed
 from mirrors.services.redis_client import get_redis
 from spark_runtime import channel, series
 
@@ -50,15 +51,6 @@ def _heartbeats_off(mirror: Mirror, heartbeat: Connector | None) -> str | None:
     if enabled == "false":
         return "heartbeats are off (emit.heartbeats.enabled=false on the heartbeat connector)"
     return None
-
-
-def _observed_state(kind: str, connectors: dict[str, Connector], live: dict | None) -> str | None:
-    """A connector's state as the application reports it now, else as last recorded."""
-    reported = ((live or {}).get("connectors") or {}).get(kind) or {}
-    if reported.get("state"):
-        return reported["state"]
-    connector = connectors.get(kind)
-    return connector.state if connector else None
 
 
 def link_health(mirror: Mirror, now: float | None = None, live: dict | object | None = _READ) -> dict:
@@ -132,7 +124,8 @@ def _suspects(connectors: dict[str, Connector], live: dict | None) -> str:
     if live is None:
         notes.append("the application reports no status")
     for kind, role in ((ConnectorKind.SOURCE, "source"), (ConnectorKind.HEARTBEAT, "heartbeat")):
-        state = _observed_state(kind, connectors, live)
+        connector = connectors.get(kind)
+        state = observed.current_or_recorded(connector, live).state if connector else None
         if state and state != channel.RUNNING:
             notes.append(f"the {role} connector is {state}")
     return "".join(f"; {note}" for note in notes)

@@ -29,7 +29,7 @@ from django.urls import reverse
 
 from mirrors.choices import ApplicationState, ConnectorKind, DesiredState
 from mirrors.models import Cluster, Connector, Deployment, Mirror
-from mirrors.services import metrics
+from mirrors.services import metrics, observed
 from mirrors.services.metrics import HEALTHY, UNHEALTHY, UNKNOWN
 from mirrors.services.redis_client import get_redis
 from spark_runtime import channel, series
@@ -134,7 +134,7 @@ def overview(now: float | None = None) -> dict:
     clusters = list(Cluster.objects.all())
     mirrors = list(Mirror.objects.select_related("source", "target").prefetch_related("connectors"))
     deployments = {d.mirror_name: d for d in Deployment.objects.all()}
-    observed, redis_error = _read_redis([m.name for m in mirrors])
+    from_redis, redis_error = _read_redis([m.name for m in mirrors])
 
     rows, problems = [], []
     if redis_error:
@@ -142,7 +142,7 @@ def overview(now: float | None = None) -> dict:
                                  f"{redis_error}: live status, heartbeats and lag are unknown"))
     for mirror in mirrors:
         try:
-            row, found = _mirror(mirror, deployments.get(mirror.name), observed.get(mirror.name, _Redis()),
+            row, found = _mirror(mirror, deployments.get(mirror.name), from_redis.get(mirror.name, _Redis()),
                                  redis_error, now)
         except Exception as error:  # one broken mirror must not hide the others (logged)
             log.exception("overview of mirror %s", mirror.name)
@@ -176,11 +176,11 @@ def _read_redis(names: list[str]) -> tuple[dict[str, _Redis], str | None]:
     except redis.RedisError as error:
         log.warning("overview without Redis: %s", error)
         return {}, f"Redis cannot be read ({error})"
-    observed = {}
+    from_redis = {}
     for i, name in enumerate(names):
         raw, heartbeat, lag = replies[3 * i: 3 * i + 3]
-        observed[name] = _Redis(_json(raw, name), _newest(heartbeat, name), _newest(lag, name))
-    return observed, None
+        from_redis[name] = _Redis(_json(raw, name), _newest(heartbeat, name), _newest(lag, name))
+    return from_redis, None
 
 
 def _json(raw: bytes | None, name: str) -> dict | None:
@@ -201,17 +201,16 @@ def _newest(entries: list, name: str) -> dict | None:
 
 # -- one mirror ------------------------------------------------------------------------------
 
-def _mirror(mirror: Mirror, deployment: Deployment | None, observed: _Redis, redis_error: str | None,
+def _mirror(mirror: Mirror, deployment: Deployment | None, from_redis: _Redis, redis_error: str | None,
             now: float) -> tuple[dict, list[dict]]:
     connectors = {c.kind: c for c in mirror.connectors.all()}
-    live = observed.live if observed.live and observed.live.get("generation") == mirror.generation else None
-    app_state = deployment.state if deployment else ApplicationState.NOT_RUNNING
-    if app_state in (ApplicationState.BACKOFF, ApplicationState.FAILED, ApplicationState.NOT_RUNNING):
-        live = None  # what a dead application last reported is no longer true
+    recorded_app_state = deployment.state if deployment else ApplicationState.NOT_RUNNING
+    live = observed.trusted_live(from_redis.live, mirror.generation, recorded_app_state)
+    app_state = observed.application_state(recorded_app_state, live)
     reported = (live or {}).get("connectors") or {}
-    states = {kind: _connector(connector, reported.get(kind) or {}) for kind, connector in sorted(connectors.items())}
+    states = {kind: _connector(connector, live) for kind, connector in sorted(connectors.items())}
     started_at = metrics.started_at(mirror, deployment)
-    link = metrics.link_health_from(mirror, connectors, observed.heartbeat, started_at, live, now, redis_error)
+    link = metrics.link_health_from(mirror, connectors, from_redis.heartbeat, started_at, live, now, redis_error)
     groups = ((reported.get(ConnectorKind.CHECKPOINT) or {}).get("groups")) or []
     unsynced = tuple((g["group"], g.get("sync_note") or f"sync {g['sync']}") for g in groups
                      if g.get("sync") in UNSYNCED)
@@ -222,7 +221,7 @@ def _mirror(mirror: Mirror, deployment: Deployment | None, observed: _Redis, red
         application=app_state, application_error=deployment.last_error if deployment else "",
         silent=silent, link_state=link["state"], link_reason=link["reason"], unsynced_groups=unsynced)
     state, reason = health(facts)
-    lag = observed.lag if observed.lag and now - observed.lag["at"] <= FRESH_LAG_SECONDS else None
+    lag = from_redis.lag if from_redis.lag and now - from_redis.lag["at"] <= FRESH_LAG_SECONDS else None
     row = {
         "name": mirror.name, "source": mirror.source.alias, "target": mirror.target.alias,
         "health": state, "reason": reason, "application": app_state,
@@ -233,10 +232,9 @@ def _mirror(mirror: Mirror, deployment: Deployment | None, observed: _Redis, red
     return row, _problems(mirror, state, facts, link, redis_error is None)
 
 
-def _connector(connector: Connector, reported: dict) -> dict:
-    tasks = reported.get("tasks") if reported else connector.tasks
-    return {"state": reported.get("state") or connector.state, "desired_state": connector.desired_state,
-            "tasks": len(tasks or []), "error": (reported.get("error") if reported else connector.error) or None}
+def _connector(connector: Connector, live: dict | None) -> dict:
+    state, error, tasks = observed.current_or_recorded(connector, live)
+    return {"state": state, "desired_state": connector.desired_state, "tasks": len(tasks), "error": error or None}
 
 
 def _silence(live: dict | None, deployment: Deployment | None, redis_error: str | None, now: float) -> str | None:

@@ -19,14 +19,12 @@ from django.utils import timezone
 from controlplane.infra import processes
 from mirrors.choices import ApplicationState, ConnectorState, DesiredState
 from mirrors.models import Connector, Deployment, Mirror
-from mirrors.services import events, runtime
+from mirrors.services import events, observed, runtime
 from spark_runtime import channel, series
 
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF_SECONDS = 60.0
-# Kinds the application does not run yet: they stay UNASSIGNED with this explanation.
-
 
 # How precisely the last status report is remembered (a database write at most this often per mirror).
 REPORT_GRANULARITY = timedelta(seconds=5)
@@ -88,8 +86,7 @@ class Reconciler:
                 runtime.stop(mirror.name, app)
             deployment.state, deployment.pid = ApplicationState.NOT_RUNNING, None
             deployment.consecutive_failures, deployment.next_attempt_at = 0, None
-        if deployment.state in (ApplicationState.BACKOFF, ApplicationState.FAILED, ApplicationState.NOT_RUNNING):
-            status = None  # what a dead application last reported is no longer true
+        status = observed.trusted_live(status, mirror.generation, deployment.state)
         with transaction.atomic():  # readers see the application's and its connectors' states together
             if _snapshot(deployment) != before:
                 deployment.save()
@@ -195,21 +192,15 @@ class Reconciler:
             connector.save(update_fields=["restart_token", "restarts", "next_restart_at"])
 
     def _observe(self, connector: Connector, deployment: Deployment, status: dict | None, now: datetime) -> None:
-        reported = (status or {}).get("connectors", {}).get(connector.kind)
-        tasks: list = []
-        error = ""
-        if connector.desired_state == DesiredState.STOPPED:
-            state = ConnectorState.STOPPED
-        elif reported is not None:
-            state, error, tasks = reported["state"], reported.get("error") or "", reported.get("tasks", [])
-            if reported.get("restart") != connector.restart_token:
-                state, tasks = ConnectorState.RESTARTING, []
+        now_observed = observed.current(connector, status)
+        if now_observed is not None:
+            state, error, tasks = now_observed
         elif deployment.state == ApplicationState.FAILED:
-            state, error = ConnectorState.FAILED, deployment.last_error
+            state, error, tasks = ConnectorState.FAILED, deployment.last_error, []
         elif deployment.state == ApplicationState.BACKOFF:
-            state, error = ConnectorState.RESTARTING, deployment.last_error
+            state, error, tasks = ConnectorState.RESTARTING, deployment.last_error, []
         else:
-            state = ConnectorState.UNASSIGNED
+            state, error, tasks = ConnectorState.UNASSIGNED, "", []
         if (connector.state, connector.error, connector.tasks) == (state, error, tasks):
             return
         if connector.state != state:

@@ -7,8 +7,8 @@ import time
 
 import redis
 
-from mirrors.models import Deployment, Mirror
-from mirrors.services import metrics
+from mirrors.models import Connector, Deployment, Mirror
+from mirrors.services import metrics, observed
 from mirrors.services.redis_client import get_redis
 from spark_runtime import channel
 
@@ -17,22 +17,13 @@ log = logging.getLogger(__name__)
 
 def describe(mirror: Mirror) -> dict:
     """The whole status document of `GET /api/v1/mirrors/{name}/status/`."""
-    live = live_status(mirror)
+    deployment = Deployment.objects.filter(mirror_name=mirror.name).first()
+    live = observed.trusted_live(live_status(mirror), mirror.generation, deployment.state if deployment else None)
     return {
         "name": mirror.name,
         "generation": mirror.generation,
-        "application": application_status(mirror, live),
-        "connectors": {
-            c.kind: {
-                "state": c.state,
-                "desired_state": c.desired_state,
-                "restarts": c.restarts,
-                "error": c.error,
-                "tasks": c.tasks,
-                "state_changed_at": c.state_changed_at,
-            }
-            for c in mirror.connectors.all()
-        },
+        "application": application_status(deployment, live),
+        "connectors": {c.kind: _connector(c, live) for c in mirror.connectors.all()},
         "progress": progress(live),
         "link": metrics.link_health(mirror, live=live),
         "checkpoints": checkpoint_groups(live),
@@ -52,14 +43,25 @@ def live_status(mirror: Mirror) -> dict | None:
     return status
 
 
-def application_status(mirror: Mirror, live: dict | None = None) -> dict:
-    deployment = Deployment.objects.filter(mirror_name=mirror.name).first()
+def _connector(connector: Connector, live: dict | None) -> dict:
+    state, error, tasks = observed.current_or_recorded(connector, live)
+    return {
+        "state": state,
+        "desired_state": connector.desired_state,
+        "restarts": connector.restarts,
+        "error": error,
+        "tasks": tasks,
+        "state_changed_at": connector.state_changed_at,
+    }
+
+
+def application_status(deployment: Deployment | None, live: dict | None) -> dict:
     if deployment is None:
         return {"state": "not_running", "pid": None, "restarts": 0, "submitted_at": None, "last_error": "",
                 "spark_ui": None}
     return {
         "spark_ui": (live or {}).get("spark_ui"),
-        "state": deployment.state,
+        "state": observed.application_state(deployment.state, live),
         "pid": deployment.pid,
         "restarts": deployment.restarts,
         "consecutive_failures": deployment.consecutive_failures,

@@ -9,8 +9,9 @@ import pytest
 from django.utils import timezone
 
 from mirrors.models import Cluster, Connector, Deployment
+from mirrors.services import metrics, runtime
 from mirrors.services import reconcile as reconcile_module
-from mirrors.services import runtime
+from mirrors.services import status as status_module
 from mirrors.services.mirrors import create_mirror, update_mirror
 from mirrors.services.reconcile import Reconciler, backoff_seconds
 from spark_runtime import channel
@@ -85,6 +86,44 @@ def test_observed_state_comes_from_the_application(world):
     states = dict(Connector.objects.values_list("kind", "state"))
     assert states == {"source": "RUNNING", "heartbeat": "RUNNING", "checkpoint": "UNASSIGNED"}
     assert Deployment.objects.get(mirror_name="m").state == "running"
+
+
+@pytest.fixture
+def status_reads(world, monkeypatch):
+    """The status document reads the world's Redis."""
+    for module in (status_module, metrics):
+        monkeypatch.setattr(module, "get_redis", lambda: world[1])
+
+
+def connector_states(document):
+    return {kind: c["state"] for kind, c in document["connectors"].items()}
+
+
+def test_the_status_document_shows_a_report_made_since_the_last_pass(world, status_reads):
+    fake, redis, mirror = world
+    Reconciler(redis).run()
+    publish(redis, mirror)  # the application reports before the next pass records it
+    document = status_module.describe(mirror)
+    assert document["application"]["state"] == "running" and document["progress"] is not None
+    assert connector_states(document) == {"source": "RUNNING", "heartbeat": "RUNNING", "checkpoint": "UNASSIGNED"}
+    assert document["connectors"]["source"]["tasks"] == [{"id": 0, "state": "RUNNING"}]
+    assert Connector.objects.get(kind="source").state == "UNASSIGNED"
+    Reconciler(redis).run()
+    assert connector_states(status_module.describe(mirror)) == connector_states(document)
+
+
+def test_the_status_document_ignores_reports_older_than_a_restart_or_from_a_dead_application(world, status_reads):
+    fake, redis, mirror = world
+    Reconciler(redis).run()
+    publish(redis, mirror)
+    Connector.objects.filter(kind="source").update(restart_token=1)
+    assert connector_states(status_module.describe(mirror))["source"] == "RESTARTING"
+    fake.kill("m")
+    Reconciler(redis).run()
+    publish(redis, mirror)  # a last report that lands after the pass saw the driver gone
+    document = status_module.describe(mirror)
+    assert document["application"]["state"] == "backoff" and document["progress"] is None
+    assert set(connector_states(document).values()) == {"RESTARTING"}
 
 
 def test_a_dead_driver_is_resubmitted_after_backoff(world):

@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from controlplane.celery import app as celery_app
 from controlplane.infra import processes
 from controlplane.infra.stack import Devstack
 from mirrors.services import runtime
-from mirrors.services.redis_client import get_redis
+from mirrors.services.redis_client import get_redis, use_redis
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,9 +49,7 @@ def north(devstack) -> str:
 @pytest.fixture(scope="session")
 def control_plane(devstack, django_db_setup, django_db_blocker):
     """A Celery worker with the beat scheduler, on the test database: the real reconcile loop."""
-    settings.REDIS_URL = devstack.redis_url
-    get_redis.cache_clear()
-    celery_app.conf.broker_url = devstack.redis_url  # the passes the API queues go to this worker
+    use_redis(devstack.redis_url)
     shutil.rmtree(settings.DATA_DIR, ignore_errors=True)
     settings.DATA_DIR.mkdir(parents=True)
     env = dict(

@@ -21,13 +21,12 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from controlplane.celery import app as celery_app
 from controlplane.infra import processes
 from controlplane.infra.stack import Devstack
 from mirrors.models import Cluster, Mirror
 from mirrors.services import runtime
 from mirrors.services.mirrors import create_mirror
-from mirrors.services.redis_client import get_redis
+from mirrors.services.redis_client import use_redis
 from mirrors.services.status import live_status
 
 ROOT = Path(settings.BASE_DIR)
@@ -62,9 +61,7 @@ class Command(BaseCommand):
     def _run(self, port: int, rate: int) -> None:
         self._step("starting Kafka clusters east and west, and Redis")
         self.stack.up(["east", "west"])
-        settings.REDIS_URL = self.stack.redis_url
-        get_redis.cache_clear()
-        celery_app.conf.broker_url = self.stack.redis_url  # the supervision pass queued at the mirror's creation
+        use_redis(self.stack.redis_url)
         env = dict(os.environ, MIRRORPLANE_REDIS_URL=self.stack.redis_url,
                    DJANGO_SETTINGS_MODULE="controlplane.settings")
         self._step("preparing the database")

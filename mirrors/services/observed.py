@@ -1,0 +1,54 @@
+"""What a connector is doing now, from its desired state and its application's live status.
+
+The supervisor records this on every pass; the status document, the overview and link health
+read it between passes, so a status never shows progress from a connector it calls UNASSIGNED.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from mirrors.choices import ApplicationState, ConnectorState, DesiredState
+from mirrors.models import Connector
+
+# An application in one of these states is not running: what it last reported is no longer true.
+NOT_ALIVE = (ApplicationState.BACKOFF, ApplicationState.FAILED, ApplicationState.NOT_RUNNING)
+
+
+class Observed(NamedTuple):
+    state: str
+    error: str
+    tasks: list
+
+
+def trusted_live(live: dict | None, generation: int, application_state: str | None) -> dict | None:
+    """The live status if it speaks for the mirror's current configuration and a live application."""
+    if not live or live.get("generation") != generation or application_state in NOT_ALIVE:
+        return None
+    return live
+
+
+def current(connector: Connector, live: dict | None) -> Observed | None:
+    """The connector's state, error and tasks now; None when neither its desired state nor `live` says.
+
+    `live` must be trusted (see `trusted_live`). A report made before the connector's latest restart
+    request counts as RESTARTING.
+    """
+    if connector.desired_state == DesiredState.STOPPED:
+        return Observed(ConnectorState.STOPPED, "", [])
+    reported = ((live or {}).get("connectors") or {}).get(connector.kind)
+    if not reported or not reported.get("state"):
+        return None
+    if reported.get("restart") != connector.restart_token:
+        return Observed(ConnectorState.RESTARTING, reported.get("error") or "", [])
+    return Observed(reported["state"], reported.get("error") or "", reported.get("tasks") or [])
+
+
+def current_or_recorded(connector: Connector, live: dict | None) -> Observed:
+    """`current`, else what the supervisor last recorded."""
+    return current(connector, live) or Observed(connector.state, connector.error, connector.tasks)
+
+
+def application_state(recorded: str | None, live: dict | None) -> str | None:
+    """A STARTING application that already reports (trusted `live`) is RUNNING, as the next pass will record."""
+    return ApplicationState.RUNNING if recorded == ApplicationState.STARTING and live else recorded
