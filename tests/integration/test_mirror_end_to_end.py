@@ -80,3 +80,24 @@ def test_records_arrive_in_order_and_byte_identical(api, devstack, control_plane
     assert [task["state"] for task in source["tasks"]] == ["RUNNING", "RUNNING"]
     assert status["connectors"]["heartbeat"]["state"] == "RUNNING"
     assert status["application"]["state"] == "running"
+
+
+def test_tasks_max_above_the_applications_cores_runs_as_many_tasks_as_cores(api, devstack, control_plane, unique,
+                                                                            figures):
+    east, west = (devstack.clusters[alias].bootstrap_servers for alias in ("east", "west"))
+    topic, partitions = f"wide-{unique}", 6
+    kafka_tools.create_topic(east, topic, partitions)
+    expected = make_records(600, partitions, seed=7)
+    kafka_tools.produce(east, topic, expected)
+    create_clusters(api, devstack)
+    assert api.post("/api/v1/mirrors/", {
+        "name": f"wide-{unique}", "source": "east", "target": "west", "topics": topic,
+        "connectors": {"source": {"tasks_max": 4}},
+    }, format="json").status_code == 201
+
+    received = kafka_tools.consume_all(west, f"east.{topic}", 600, timeout=60)
+    assert {p: received.get(p, []) for p in range(partitions)} == expected
+    status = wait_for_status(api, f"wide-{unique}", lambda s: (s["progress"] or {}).get("records", 0) >= 600, 30)
+    tasks = status["connectors"]["source"]["tasks"]
+    assert [task["state"] for task in tasks] == ["RUNNING", "RUNNING"], "local[2] runs two tasks at once"
+    figures(f"tasks.max 4 on local[2], 6 partitions: {len(tasks)} tasks, 600 records byte-identical")

@@ -23,6 +23,16 @@ def test_tasks_never_exceed_partitions():
     assert len(source.tasks()) == 8
 
 
+def test_tasks_never_exceed_what_the_application_runs_at_once():
+    source = connector(tasks_max=4)
+    source.state, source.topics = "RUNNING", {"a": 8}
+    assert source.task_slots() == 4 and len(source.tasks()) == 4  # Spark not up yet: tasks.max
+    source.cores = 2  # local[2]
+    assert source.task_slots() == 2 and len(source.tasks()) == 2
+    source.cores = 16  # executors joined
+    assert source.task_slots() == 4 and len(source.tasks()) == 4
+
+
 def test_no_tasks_without_partitions_or_when_stopped():
     source = connector(tasks_max=4)
     source.state, source.topics = "RUNNING", {}
