@@ -22,7 +22,7 @@ from spark_runtime.topic_sync import RemoteTopics
 log = logging.getLogger(__name__)
 
 DEFAULT_REFRESH_TOPICS_SECONDS = 600.0  # MM2's refresh.topics.interval.seconds
-DEFAULT_BATCH_MAX_RECORDS = 500_000
+DEFAULT_BATCH_MAX_RECORDS = 1_000_000
 WRITER_CLASS = "io.mirrorplane.spark.KafkaMirrorWriter"
 
 # Producer defaults: ordered, idempotent, acknowledged by all replicas (no loss, no reordering).
