@@ -72,9 +72,8 @@ class Reconciler:
             {kind: channel.ConnectorDesired(c.desired_state, c.restart_token) for kind, c in connectors.items()},
         ))
         app = self._one_driver(mirror.name, app.with_known_driver(deployment.pid), deployment)
-        status = channel.read_status(self.redis, mirror.name)
-        if status and status.get("generation") != mirror.generation:
-            status = None  # the old configuration's application is on its way out
+        # Not a report from the old configuration's application, on its way out:
+        status = observed.trusted_live(channel.read_status(self.redis, mirror.name), mirror.generation, None)
 
         should_run = any(c.desired_state != DesiredState.STOPPED for c in connectors.values())
         previous_state = deployment.state
@@ -86,7 +85,7 @@ class Reconciler:
                 runtime.stop(mirror.name, app)
             deployment.state, deployment.pid = ApplicationState.NOT_RUNNING, None
             deployment.consecutive_failures, deployment.next_attempt_at = 0, None
-        status = observed.trusted_live(status, mirror.generation, deployment.state)
+        status = observed.trusted_live(status, mirror.generation, deployment.state)  # not a dead one's last words
         with transaction.atomic():  # readers see the application's and its connectors' states together
             if _snapshot(deployment) != before:
                 deployment.save()
