@@ -14,6 +14,7 @@ from mirrors.choices import ConnectorKind
 from mirrors.models import Connector, Event, Mirror
 from mirrors.services import lifecycle
 from mirrors.services.events import actor_of
+from mirrors.services.status import connector_now
 
 
 def _connector(name: str, kind: str) -> Connector:
@@ -66,7 +67,7 @@ class TaskRestartView(APIView):
     @extend_schema(request=None, responses={202: dict, 404: dict})
     def post(self, request: Request, name: str, kind: str, task: int) -> Response:
         connector = _connector(name, kind)
-        known = {t.get("id") for t in connector.tasks or []}
+        known = {t.get("id") for t in connector_now(connector).tasks}
         if task not in known:
             raise NotFound(f"{kind} connector of {name!r} has no task {task}: its tasks are {sorted(known)}")
         return _accepted(lifecycle.restart(connector, actor_of(request.user), task=task))

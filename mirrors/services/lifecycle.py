@@ -18,6 +18,7 @@ from mirrors.choices import ApplicationState, ConnectorState, DesiredState
 from mirrors.models import Connector, Deployment, Mirror
 from mirrors.services import events
 from mirrors.services.redis_client import get_redis
+from mirrors.services.status import connector_now
 from mirrors.services.supervision import reconcile_soon
 from spark_runtime import channel
 
@@ -57,10 +58,10 @@ def restart(connector: Connector, actor: str, include_tasks: bool = False, only_
     """
     with transaction.atomic():
         connector = Connector.objects.select_for_update().select_related("mirror").get(pk=connector.pk)
-        failed = connector.state == ConnectorState.FAILED or any(
-            t.get("state") == ConnectorState.FAILED for t in connector.tasks or [])
+        now = connector_now(connector)
+        failed = now.state == ConnectorState.FAILED or any(t.get("state") == ConnectorState.FAILED for t in now.tasks)
         if only_failed and not failed:
-            return VerbResult(False, connector, f"{connector.kind} connector is {connector.state}: "
+            return VerbResult(False, connector, f"{connector.kind} connector is {now.state}: "
                                                 "nothing failed, nothing restarted (only_failed=true)")
         connector.restart_token += 1
         connector.next_restart_at = None

@@ -29,19 +29,20 @@ def trusted_live(live: dict | None, generation: int, application_state: str | No
 
 
 def current(connector: Connector, live: dict | None) -> Observed | None:
-    """The connector's state, error and tasks now; None when neither its desired state nor `live` says.
+    """The connector's state, error and tasks now; None when neither `live` nor its desired state says.
 
-    `live` must be trusted (see `trusted_live`). A report made before the connector's latest restart
-    request counts as RESTARTING.
+    `live` must be trusted (see `trusted_live`). The application's report wins: a connector desired
+    STOPPED is STOPPED once the application says so, or at once when no application reports. A report
+    made before the connector's latest restart request counts as RESTARTING.
     """
+    reported = ((live or {}).get("connectors") or {}).get(connector.kind) or {}
+    if reported.get("state") and reported.get("restart") == connector.restart_token:
+        return Observed(reported["state"], reported.get("error") or "", reported.get("tasks") or [])
     if connector.desired_state == DesiredState.STOPPED:
         return Observed(ConnectorState.STOPPED, "", [])
-    reported = ((live or {}).get("connectors") or {}).get(connector.kind)
-    if not reported or not reported.get("state"):
-        return None
-    if reported.get("restart") != connector.restart_token:
+    if reported.get("state"):
         return Observed(ConnectorState.RESTARTING, reported.get("error") or "", [])
-    return Observed(reported["state"], reported.get("error") or "", reported.get("tasks") or [])
+    return None
 
 
 def current_or_recorded(connector: Connector, live: dict | None) -> Observed:

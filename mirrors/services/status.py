@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 def describe(mirror: Mirror) -> dict:
     """The whole status document of `GET /api/v1/mirrors/{name}/status/`."""
     deployment = Deployment.objects.filter(mirror_name=mirror.name).first()
-    live = observed.trusted_live(live_status(mirror), mirror.generation, deployment.state if deployment else None)
+    live = _trusted_live(mirror, deployment)
     return {
         "name": mirror.name,
         "generation": mirror.generation,
@@ -29,6 +29,17 @@ def describe(mirror: Mirror) -> dict:
         "checkpoints": checkpoint_groups(live),
         "lag": metrics.latest_point(mirror.name, "lag"),
     }
+
+
+def connector_now(connector: Connector) -> observed.Observed:
+    """One connector's state, error and tasks as the status document shows them now."""
+    mirror = connector.mirror
+    deployment = Deployment.objects.filter(mirror_name=mirror.name).first()
+    return observed.current_or_recorded(connector, _trusted_live(mirror, deployment))
+
+
+def _trusted_live(mirror: Mirror, deployment: Deployment | None) -> dict | None:
+    return observed.trusted_live(live_status(mirror), mirror.generation, deployment.state if deployment else None)
 
 
 def live_status(mirror: Mirror) -> dict | None:

@@ -126,6 +126,30 @@ def test_the_status_document_ignores_reports_older_than_a_restart_or_from_a_dead
     assert set(connector_states(document).values()) == {"RESTARTING"}
 
 
+def test_a_connector_desired_stopped_is_stopped_once_its_application_says_so(world, status_reads):
+    fake, redis, mirror = world
+    Reconciler(redis).run()
+    publish(redis, mirror)
+    Connector.objects.filter(kind="source").update(desired_state="stopped")
+    assert connector_states(status_module.describe(mirror))["source"] == "RUNNING"  # still halting
+    channel.publish_status(redis, mirror.name, {"generation": mirror.generation, "connectors": {
+        "source": {"state": "STOPPED", "error": None, "tasks": [], "restart": 0}}})
+    assert connector_states(status_module.describe(mirror))["source"] == "STOPPED"
+    redis.delete(channel.status_key(mirror.name))  # no application reports: the desired state says
+    assert connector_states(status_module.describe(mirror))["source"] == "STOPPED"
+
+
+def test_verbs_see_the_tasks_and_failures_the_application_reports(world, status_reads):
+    from mirrors.services import lifecycle
+
+    fake, redis, mirror = world
+    Reconciler(redis).run()
+    publish(redis, mirror, state="FAILED")  # reported since the last pass, which recorded no task
+    source = Connector.objects.get(kind="source")
+    assert source.tasks == [] and status_module.connector_now(source).tasks == [{"id": 0, "state": "FAILED"}]
+    assert lifecycle.restart(source, "test", only_failed=True).accepted
+
+
 def test_a_dead_driver_is_resubmitted_after_backoff(world):
     fake, redis, mirror = world
     Reconciler(redis).run()
