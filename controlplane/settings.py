@@ -5,6 +5,7 @@ Production (`MIRRORPLANE_ENV=production`) refuses to start without its secrets.
 
 import math
 import os
+import sys
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -47,9 +48,28 @@ SPARK_DRIVER_MEMORY = ENV.get("MIRRORPLANE_SPARK_DRIVER_MEMORY", "1g")
 SPARK_DRIVER_JAVA_OPTIONS = ENV.get("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", "-XX:+UseParallelGC")
 # Where each mirror application keeps its configuration, Spark checkpoints and driver log.
 DATA_DIR = Path(ENV.get("MIRRORPLANE_DATA_DIR", VAR_DIR / "data"))
+# Where mirror applications keep their Spark streaming checkpoints, `<root>/<mirror name>/<connector>`:
+# a URI Spark and Hadoop's FileSystem understand. Default: the local folder DATA_DIR/checkpoints (a
+# file: URI). Shared storage lets a mirror's driver move between hosts without losing its place:
+# `hdfs://namenode:8020/mirrorplane/checkpoints` (with YARN; HADOOP_CONF_DIR names the cluster), or
+# `s3a://bucket/mirrorplane/checkpoints` the same way once Spark has the hadoop-aws jars and their AWS
+# SDK (spark.jars or the mirror's `spark.conf`; HADOOP_CLASSPATH for the control plane's deletes).
+# A path without a scheme is on Hadoop's default file system (fs.defaultFS).
+CHECKPOINT_ROOT = ENV.get("MIRRORPLANE_CHECKPOINT_ROOT") or (DATA_DIR / "checkpoints").resolve().as_uri()
 RECONCILE_SECONDS = float(ENV.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))
 # An application that has not reported status for this long after start-up is considered stuck.
 APP_STALE_SECONDS = float(ENV.get("MIRRORPLANE_APP_STALE_SECONDS", "120"))
+# Mirrors whose spark.master is `yarn` run in cluster deploy mode on the YARN cluster HADOOP_CONF_DIR
+# describes (the ResourceManager's address from its yarn-site.xml unless given here).
+HADOOP_CONF_DIR = ENV.get("HADOOP_CONF_DIR", "")
+YARN_RESOURCEMANAGER_URL = ENV.get("MIRRORPLANE_YARN_RESOURCEMANAGER_URL", "")
+# Where Spark's jars are staged once for every submission; default <fs.defaultFS>/mirrorplane.
+YARN_STAGING_ROOT = ENV.get("MIRRORPLANE_YARN_STAGING_ROOT", "")
+# Every application of this installation carries this YARN tag (two installations may share a cluster).
+YARN_TAG = ENV.get("MIRRORPLANE_YARN_TAG", "mirrorplane")
+# The Python interpreter of the NodeManager hosts, with the same packages as the workers.
+YARN_PYTHON = ENV.get("MIRRORPLANE_YARN_PYTHON", sys.executable)
+SUBMIT_TIMEOUT_SECONDS = float(ENV.get("MIRRORPLANE_SUBMIT_TIMEOUT_SECONDS", "180"))
 # Metric history: minutes (MetricMinute) for this many hours, then merged into hours (MetricHour); at least
 # 25 so that the 24 h graphs always read minutes.
 METRICS_MINUTE_RETENTION_HOURS = _at_least("MIRRORPLANE_METRICS_MINUTE_RETENTION_HOURS", "48", 25, "hours")

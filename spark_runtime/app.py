@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import time
 from collections.abc import Callable
@@ -45,6 +46,7 @@ class MirrorApplication:
         self.lag = lag
         self.sampler = sampler if sampler is not None else Sampler()
         self.started_at = time.time()
+        self.application_id = yarn_application_id(os.environ.get("CONTAINER_ID", ""))
         self.stopping = False
         self.exit_reason = ""
         self.desired = channel.Desired(config.generation, {kind: channel.ConnectorDesired() for kind in connectors})
@@ -83,6 +85,8 @@ class MirrorApplication:
             return  # Redis lost it (restart): keep running as before until the control plane rewrites it
         if desired.generation != self.config.generation:
             self._stop(f"configuration generation {desired.generation} replaces {self.config.generation}")
+        elif desired.application and self.application_id and desired.application != self.application_id:
+            self._stop(f"the control plane keeps application {desired.application}, not this one")
         elif all(c.state == "stopped" for c in desired.connectors.values()):
             self._stop("every connector is stopped")
         self.desired = desired
@@ -93,6 +97,7 @@ class MirrorApplication:
             "mirror": self.config.name,
             "generation": self.config.generation,
             "pid": os.getpid(),
+            "application_id": self.application_id,
             "started_at": self.started_at,
             "spark_ui": self._spark_ui(),
             "exiting": self.exit_reason or None,
@@ -124,6 +129,15 @@ class MirrorApplication:
 
     def _on_sigterm(self, *_: object) -> None:
         self._stop("SIGTERM")
+
+
+_CONTAINER_ID = re.compile(r"^container_(?:e\d+_)?(\d+)_(\d+)_\d+_\d+$")
+
+
+def yarn_application_id(container_id: str) -> str | None:
+    """The YARN application a container belongs to (YARN names the driver's container in CONTAINER_ID)."""
+    match = _CONTAINER_ID.match(container_id)
+    return f"application_{match.group(1)}_{match.group(2)}" if match else None
 
 
 def build(config_path: str) -> MirrorApplication:

@@ -41,11 +41,14 @@ class ConnectorDesired:
 class Desired:
     generation: int
     connectors: dict[str, ConnectorDesired] = field(default_factory=dict)
+    # The application the control plane keeps (a YARN application id); None when it does not say.
+    application: str | None = None
 
     def to_json(self) -> str:
         return json.dumps({
             "generation": self.generation,
             "connectors": {k: {"state": c.state, "restart": c.restart} for k, c in self.connectors.items()},
+            "application": self.application,
         })
 
     @classmethod
@@ -54,6 +57,7 @@ class Desired:
         return cls(
             generation=int(data["generation"]),
             connectors={k: ConnectorDesired(**v) for k, v in data.get("connectors", {}).items()},
+            application=data.get("application") or None,
         )
 
 

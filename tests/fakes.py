@@ -15,8 +15,11 @@ class FakeRedis:
     def get(self, key):
         return self.data.get(key)
 
-    def set(self, key, value, ex=None):
+    def set(self, key, value, ex=None, nx=False):
+        if nx and key in self.data:
+            return None
         self.data[key] = value.encode() if isinstance(value, str) else value
+        return True
 
     def delete(self, *keys):
         for key in keys:

@@ -184,8 +184,9 @@ class ClusterAliasField(serializers.SlugRelatedField):
 
 _JVM_SIZE = re.compile(r"^[1-9][0-9]*[kmgt]?$", re.IGNORECASE)
 _SPARK_MASTER = re.compile(r"^(local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|(spark|mesos|k8s)://\S+|yarn)$")
-_SPARK_INTEGERS = ("executor_cores", "total_executor_cores", "num_executors")
-SPARK_KEYS = ("master", "driver_memory", "executor_memory", *_SPARK_INTEGERS, "conf")
+_SPARK_INTEGERS = ("driver_cores", "executor_cores", "total_executor_cores", "num_executors")
+_YARN_QUEUE = re.compile(r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$")
+SPARK_KEYS = ("master", "queue", "driver_memory", "executor_memory", *_SPARK_INTEGERS, "conf")
 
 
 def validate_spark_resources(value: Any) -> dict:
@@ -203,6 +204,11 @@ def validate_spark_resources(value: Any) -> dict:
         elif key == "master":
             if not isinstance(item, str) or not _SPARK_MASTER.match(item.strip()):
                 errors[key] = "a Spark master URL such as spark://host:7077 or local[2]"
+            else:
+                result[key] = item.strip()
+        elif key == "queue":
+            if not isinstance(item, str) or not _YARN_QUEUE.match(item.strip()):
+                errors[key] = "a YARN queue name such as default or root.mirrors"
             else:
                 result[key] = item.strip()
         elif key in ("driver_memory", "executor_memory"):
@@ -251,8 +257,9 @@ class MirrorSerializer(serializers.ModelSerializer):
     target = ClusterAliasField()
     connectors = ConnectorsField(required=False)
     spark = serializers.JSONField(required=False, help_text=(
-        "spark-submit resources, each optional: master (overrides SPARK_MASTER), driver_memory, executor_memory "
-        "(e.g. 512m, 2g), executor_cores, total_executor_cores, num_executors, conf ({spark.*: value})"))
+        "spark-submit resources, each optional: master (overrides SPARK_MASTER; `yarn` runs the driver in a YARN "
+        "container), queue (YARN), driver_memory, executor_memory (e.g. 512m, 2g), driver_cores (YARN), "
+        "executor_cores, total_executor_cores, num_executors, conf ({spark.*: value})"))
 
     class Meta:
         model = Mirror

@@ -12,7 +12,11 @@ class Deployment(models.Model):
 
     mirror_name = models.CharField(max_length=63, unique=True)
     state = models.CharField(max_length=16, choices=ApplicationState.choices, default=ApplicationState.NOT_RUNNING)
-    pid = models.PositiveIntegerField(null=True, blank=True)
+    engine = models.CharField(max_length=16, default="local", help_text="where the application runs: local | yarn")
+    application_id = models.CharField(max_length=64, blank=True, default="",
+                                      help_text="the engine's id: a process group (local) or a YARN application id")
+    tracking_url = models.CharField(max_length=500, blank=True, default="")
+    pid = models.PositiveIntegerField(null=True, blank=True, help_text="the driver's process, when it runs here")
     generation = models.PositiveIntegerField(default=0)
     submissions = models.PositiveIntegerField(default=0)
     restarts = models.PositiveIntegerField(default=0, help_text="resubmissions after a failure")
@@ -27,4 +31,4 @@ class Deployment(models.Model):
         ordering = ["mirror_name"]
 
     def __str__(self) -> str:
-        return f"{self.mirror_name} ({self.state}, pid {self.pid})"
+        return f"{self.mirror_name} ({self.state}, {self.engine} {self.application_id or '-'})"

@@ -1,14 +1,29 @@
 """The supervisor: one pass brings every mirror's application and connectors to the desired state.
 
-Desired state comes from the database, observed state from the process table and from the
-status each application publishes to Redis. A pass writes rows only when something changed.
-Run it under the reconcile lock (see mirrors.tasks); it is safe to run again at any time.
+Desired state comes from the database, observed state from the mirror's engine (this host's
+process table, or a YARN ResourceManager: see mirrors.engines) and from the status each
+application publishes to Redis. A pass writes rows only when something changed.
+
+Passes normally run one at a time (the reconcile lock in mirrors.tasks), but the lock expires, so
+two passes on two workers can overlap. What then keeps one application per mirror:
+- a submission happens only under the mirror's submission lease in Redis (SET NX with a time-out
+  longer than a submission), and the pass that holds it looks the mirror's applications up in the
+  engine again before submitting: the second of two racing passes finds the first one's application
+  (YARN knows it once spark-submit returned) and adopts it instead of submitting another;
+- a pass that still sees two live applications of a mirror keeps the one its deployment records
+  (else the newest) and kills the others;
+- the desired state in Redis names the application the control plane keeps (YARN), and a driver
+  that is not that application exits by itself.
+An engine that cannot be asked (its ResourceManager does not answer) is not read as "nothing
+runs": the pass leaves that engine's mirrors as they are until it answers again.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import shutil
+import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -16,8 +31,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from controlplane.infra import processes
+from controlplane.infra import checkpoint_fs
 from mirrors.choices import ApplicationState, ConnectorState, DesiredState
+from mirrors.engines import Application, Engine, EngineError, Engines, EngineUnavailable
 from mirrors.models import Connector, Deployment, Mirror
 from mirrors.services import events, observed, runtime
 from spark_runtime import channel, series
@@ -40,50 +56,105 @@ def backoff_seconds(failures: int) -> float:
     return min(2.0 ** max(failures - 1, 0), MAX_BACKOFF_SECONDS)
 
 
+def submission_lease_key(mirror: str) -> str:
+    return f"mirrorplane:mirror:{mirror}:submitting"
+
+
+def submission_lease_seconds() -> int:
+    """Longer than any submission may take, so a lease outlives the submission it guards."""
+    return int(settings.SUBMIT_TIMEOUT_SECONDS) + 60
+
+
+def _newest_first(app: Application) -> tuple[int, ...]:
+    return tuple(-int(part) for part in re.findall(r"\d+", app.id))
+
+
 class Reconciler:
-    def __init__(self, redis_client: Any) -> None:
+    def __init__(self, redis_client: Any, engines: Engines | None = None) -> None:
         self.redis = redis_client
+        self.engines = engines or Engines()
+        self.owner = uuid.uuid4().hex  # this pass, as holder of submission leases
 
     def run(self) -> None:
-        apps = runtime.running_apps()
         mirrors = list(Mirror.objects.select_related("source", "target").prefetch_related("connectors"))
         names = {mirror.name for mirror in mirrors}
-        for name, app in apps.items():
-            if name not in names:
-                log.info("stopping the application of deleted mirror %s", name)
-                runtime.stop(name, app)
-        for deployment in Deployment.objects.exclude(mirror_name__in=names):
-            self.redis.delete(channel.desired_key(deployment.mirror_name))
-            series.delete(self.redis, deployment.mirror_name)  # points the application added while stopping
-            shutil.rmtree(runtime.work_dir(deployment.mirror_name), ignore_errors=True)
-            deployment.delete()
+        deployments = list(Deployment.objects.all())
+        in_use = {self.engines.for_mirror(m).name for m in mirrors} | {d.engine for d in deployments}
+        live: dict[str, dict[str, list[Application]] | None] = {}
+        for name in sorted(in_use):
+            known = {d.mirror_name: d.application_id for d in deployments if d.engine == name and d.application_id}
+            try:
+                live[name] = self.engines.get(name).live(known)
+            except EngineUnavailable as error:
+                log.warning("the %s engine cannot be asked now: %s", name, error)
+                live[name] = None
+        for name, apps in live.items():
+            for mirror_name, applications in (apps or {}).items():
+                if mirror_name not in names:
+                    log.info("stopping the application of deleted mirror %s", mirror_name)
+                    self._kill(self.engines.get(name), applications)
+        for deployment in deployments:
+            apps = live.get(deployment.engine)
+            if deployment.mirror_name in names or apps is None:
+                continue
+            engine = self.engines.get(deployment.engine)
+            if engine.stops_at_once or not apps.get(deployment.mirror_name):  # else: stopping, next pass
+                self._forget(deployment, engine)
         for mirror in mirrors:
-            self.reconcile_mirror(mirror, apps.get(mirror.name, runtime.AppProcesses()))
+            engine = self.engines.for_mirror(mirror)
+            self.reconcile_mirror(mirror, engine, live)
 
-    def reconcile_mirror(self, mirror: Mirror, app: runtime.AppProcesses) -> None:
+    def _forget(self, deployment: Deployment, engine: Engine) -> None:
+        """A deleted mirror whose application is gone: its checkpoints, state and folder go too. A
+        checkpoint that cannot be deleted keeps the deployment, so the next pass tries again: a new
+        mirror of the same name must never resume from it."""
+        try:
+            location = engine.checkpoint_location(deployment.mirror_name)
+            if location:
+                checkpoint_fs.delete(location, engine.environment())
+        except (checkpoint_fs.CheckpointFsError, EngineError) as error:
+            log.warning("could not delete the checkpoints of deleted mirror %s: %s", deployment.mirror_name, error)
+            return
+        self.redis.delete(channel.desired_key(deployment.mirror_name))
+        series.delete(self.redis, deployment.mirror_name)  # points the application added while stopping
+        shutil.rmtree(runtime.work_dir(deployment.mirror_name), ignore_errors=True)
+        deployment.delete()
+
+    def reconcile_mirror(self, mirror: Mirror, engine: Engine,
+                         live: dict[str, dict[str, list[Application]] | None]) -> None:
         now = timezone.now()
         connectors = {c.kind: c for c in mirror.connectors.all()}
         deployment, _ = Deployment.objects.get_or_create(mirror_name=mirror.name)
         before = _snapshot(deployment)
         for connector in connectors.values():
             self._auto_restart(connector, now)
-        channel.publish_desired(self.redis, mirror.name, channel.Desired(
-            mirror.generation,
-            {kind: channel.ConnectorDesired(c.desired_state, c.restart_token) for kind, c in connectors.items()},
-        ))
-        app = self._one_driver(mirror.name, app.with_known_driver(deployment.pid), deployment)
+        self._publish_desired(mirror, connectors, deployment)
+        for other, apps in live.items():  # its master changed: the old engine's application goes
+            if other != engine.name and apps and apps.get(mirror.name):
+                log.info("mirror %s moved to the %s engine: stopping its %s application", mirror.name, engine.name,
+                         other)
+                self._kill(self.engines.get(other), apps[mirror.name])
+        if deployment.engine != engine.name and not deployment.application_id:
+            deployment.engine = engine.name
         # Not a report from the old configuration's application, on its way out:
         status = observed.trusted_live(channel.read_status(self.redis, mirror.name), mirror.generation, None)
 
         should_run = any(c.desired_state != DesiredState.STOPPED for c in connectors.values())
         previous_state = deployment.state
-        if should_run:
-            self._keep_running(mirror, deployment, app, status, now, list(connectors.values()))
+        apps = live.get(engine.name)
+        if apps is None and (deployment.application_id or not should_run):
+            pass  # the engine cannot be asked: leave the recorded application as it is, judge it later
+        elif should_run:  # (an engine that cannot be asked fails the submission, with its reason)
+            app = self._one_application(mirror.name, engine, (apps or {}).get(mirror.name, []), deployment)
+            self._keep_running(mirror, engine, deployment, app, status, now, list(connectors.values()))
+            if deployment.application_id and _snapshot(deployment) != before:
+                self._publish_desired(mirror, connectors, deployment)
         else:
-            if app.groups:
+            if apps and apps.get(mirror.name):
                 log.info("stopping the application of %s: every connector is stopped", mirror.name)
-                runtime.stop(mirror.name, app)
+                self._kill(engine, apps[mirror.name])
             deployment.state, deployment.pid = ApplicationState.NOT_RUNNING, None
+            deployment.application_id, deployment.tracking_url = "", ""
             deployment.consecutive_failures, deployment.next_attempt_at = 0, None
         status = observed.trusted_live(status, mirror.generation, deployment.state)  # not a dead one's last words
         with transaction.atomic():  # readers see the application's and its connectors' states together
@@ -96,30 +167,52 @@ class Reconciler:
             for connector in connectors.values():
                 self._observe(connector, deployment, status, now)
 
+    def _publish_desired(self, mirror: Mirror, connectors: dict[str, Connector], deployment: Deployment) -> None:
+        channel.publish_desired(self.redis, mirror.name, channel.Desired(
+            mirror.generation,
+            {kind: channel.ConnectorDesired(c.desired_state, c.restart_token) for kind, c in connectors.items()},
+            # Drivers that know their own id (YARN) exit when the control plane keeps another one.
+            application=deployment.application_id if deployment.engine != "local" else None,
+        ))
+
     # -- the application -----------------------------------------------------------------
 
-    def _one_driver(self, name: str, app: runtime.AppProcesses, deployment: Deployment) -> runtime.AppProcesses:
-        """Exactly one driver per mirror: stop any extra, and Python drivers left without a JVM."""
-        if not app.drivers:
-            if app.groups:
-                log.info("mirror %s: stopping processes left by a dead driver: %s", name, app.orphans)
-                runtime.stop(name, app)
-            return runtime.AppProcesses()
-        keep = deployment.pid if deployment.pid in app.drivers else app.drivers[-1]
-        extras = app.without(keep)
-        if extras.groups:
-            log.warning("mirror %s: keeping driver %d, stopping %s", name, keep, sorted(extras.groups))
-            runtime.stop(name, extras)
-        return runtime.AppProcesses({keep: app.groups[keep]})
+    def _kill(self, engine: Engine, applications: list[Application]) -> None:
+        for application in applications:
+            try:
+                engine.kill(application)
+            except EngineError as error:
+                log.warning("could not stop %s application %s of %s (next pass tries again): %s",
+                            engine.name, application.id, application.mirror, error)
 
-    def _keep_running(self, mirror: Mirror, deployment: Deployment, app: runtime.AppProcesses,
+    def _one_application(self, name: str, engine: Engine, apps: list[Application],
+                         deployment: Deployment) -> Application | None:
+        """Exactly one application per mirror: the one the deployment records, else the newest; others go."""
+        if not apps:
+            return None
+        recorded = [a for a in apps if a.id == deployment.application_id and deployment.engine == engine.name]
+        keep = recorded[0] if recorded else sorted(apps, key=_newest_first)[0]
+        extras = [a for a in apps if a.id != keep.id]
+        if extras:
+            log.warning("mirror %s: keeping application %s, stopping %s", name, keep.id, [a.id for a in extras])
+            self._kill(engine, extras)
+        return keep
+
+    def _adopt(self, deployment: Deployment, engine: Engine, app: Application) -> None:
+        deployment.engine, deployment.application_id = engine.name, app.id
+        deployment.pid = app.pid
+        deployment.tracking_url = app.tracking_url or deployment.tracking_url
+
+    def _keep_running(self, mirror: Mirror, engine: Engine, deployment: Deployment, app: Application | None,
                       status: dict | None, now: datetime, connectors: list[Connector]) -> None:
         if deployment.state == ApplicationState.FAILED:
             if deployment.generation == mirror.generation:
+                if app is not None:  # given up on it: nothing of it keeps running
+                    self._kill(engine, [app])
                 return  # given up after max_restarts: an operator's restart (or a new configuration) revives it
             deployment.state, deployment.restarts, deployment.consecutive_failures = ApplicationState.NOT_RUNNING, 0, 0
-        if app.drivers:
-            deployment.pid = app.drivers[0]
+        if app is not None:
+            self._adopt(deployment, engine, app)
             started = deployment.submitted_at or now
             if status is not None:
                 deployment.state = ApplicationState.RUNNING
@@ -130,28 +223,55 @@ class Reconciler:
             elif now - max(started, deployment.last_report_at or started) > stale_after():
                 self._failed(deployment, f"no status report for {settings.APP_STALE_SECONDS:.0f}s: "
                                          "the application is stuck and was stopped", now, connectors)
-                runtime.stop(mirror.name, app)
+                self._kill(engine, [app])
             return
-        if deployment.pid:
-            processes.reap(deployment.pid)
+        if deployment.application_id:
+            ended = self.engines.get(deployment.engine).outcome(mirror.name, deployment.application_id)
             self.redis.delete(channel.status_key(mirror.name))  # the dead application's last words
             if deployment.generation == mirror.generation and deployment.state != ApplicationState.BACKOFF:
-                tail = runtime.driver_log_tail(mirror.name, lines=8)
-                self._failed(deployment, "the application exited unexpectedly" + (f":\n{tail}" if tail else ""),
-                             now, connectors)
-            deployment.pid = None
+                self._failed(deployment, ended.reason, now, connectors)
+            deployment.pid, deployment.application_id = None, ""
         if deployment.state == ApplicationState.FAILED:
             return  # it just failed for the last time
         if deployment.next_attempt_at and now < deployment.next_attempt_at:
             deployment.state = ApplicationState.BACKOFF
             return
-        deployment.pid = runtime.submit(mirror)
-        log.info("submitted the application of %s (generation %d, pid %d)",
-                 mirror.name, mirror.generation, deployment.pid)
-        deployment.state = ApplicationState.STARTING
-        deployment.generation = mirror.generation
-        deployment.submissions += 1
-        deployment.submitted_at, deployment.next_attempt_at = now, None
+        self._submit(mirror, engine, deployment, now, connectors)
+
+    def _submit(self, mirror: Mirror, engine: Engine, deployment: Deployment, now: datetime,
+                connectors: list[Connector]) -> None:
+        """Submit under the mirror's lease, after looking its applications up once more (see the module doc)."""
+        lease = submission_lease_key(mirror.name)
+        if not self.redis.set(lease, self.owner, nx=True, ex=submission_lease_seconds()):
+            log.info("mirror %s: another supervision pass is submitting its application", mirror.name)
+            return
+        try:
+            try:
+                existing = engine.live({}).get(mirror.name, [])
+            except EngineUnavailable as error:
+                self._failed(deployment, str(error), now, connectors)
+                return
+            if existing:
+                self._adopt(deployment, engine, sorted(existing, key=_newest_first)[0])
+                log.info("mirror %s: adopted application %s submitted by another pass", mirror.name,
+                         deployment.application_id)
+                return
+            try:
+                app = engine.submit(mirror)
+            except EngineError as error:
+                self._failed(deployment, f"the {engine.name} engine refused the application: {error}", now,
+                             connectors)
+                return
+            self._adopt(deployment, engine, app)
+            log.info("submitted the application of %s (generation %d, %s %s)",
+                     mirror.name, mirror.generation, engine.name, app.id)
+            deployment.state = ApplicationState.STARTING
+            deployment.generation = mirror.generation
+            deployment.submissions += 1
+            deployment.submitted_at, deployment.next_attempt_at = now, None
+        finally:
+            if self.redis.get(lease) in (self.owner, self.owner.encode()):
+                self.redis.delete(lease)
 
     def _failed(self, deployment: Deployment, reason: str, now: datetime, connectors: list[Connector]) -> None:
         limit = restart_limit(connectors)

@@ -1,7 +1,8 @@
-"""Launching, finding and stopping mirror applications (spark-submit in client mode).
+"""A mirror application's configuration and spark-submit command lines, and its local processes.
 
-The driver runs on the supervising host, so the process table is the truth about what runs:
-an application is recognised by its configuration path on the command line.
+In client mode (the local engine) the driver runs on the supervising host, so the process table
+is the truth about what runs: an application is recognised by its configuration path on the
+command line. Cluster mode (YARN) uses the same configuration and resources, see mirrors.engines.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import dataclasses
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +67,9 @@ def work_dir(name: str) -> Path:
     return mirrors_dir() / name
 
 
+_work_dir = work_dir  # app_config's parameter of the same name shadows it
+
+
 def marker(name: str) -> str:
     return f"--config={work_dir(name) / APP_CONFIG}"
 
@@ -81,14 +86,21 @@ def running_apps() -> dict[str, AppProcesses]:
     return apps
 
 
-def app_config(mirror: Mirror) -> dict:
+def checkpoint_location(name: str) -> str | None:
+    """Where a locally run mirror keeps its Spark checkpoints: under MIRRORPLANE_CHECKPOINT_ROOT when
+    set, else None (the application's work folder, as before such a root existed)."""
+    root = str(getattr(settings, "CHECKPOINT_ROOT", "") or "")
+    return f"{root.rstrip('/')}/{name}" if root else None
+
+
+def app_config(mirror: Mirror, work_dir: str | None = None, checkpoint: str | None = None) -> dict:
     """Everything the application needs, credentials included (the file is private)."""
-    return {
+    config = {
         "name": mirror.name,
         "generation": mirror.generation,
         "source": dataclasses.asdict(mirror.source.connection()),
         "target": dataclasses.asdict(mirror.target.connection()),
-        "work_dir": str(work_dir(mirror.name)),
+        "work_dir": str(work_dir or _work_dir(mirror.name)),
         "redis_url": settings.REDIS_URL,
         "topics": mirror.topics,
         "topics_exclude": mirror.topics_exclude,
@@ -98,36 +110,93 @@ def app_config(mirror: Mirror) -> dict:
         "separator": mirror.separator,
         "connectors": {c.kind: {"tasks_max": c.tasks_max, "config": c.config} for c in mirror.connectors.all()},
     }
+    location = checkpoint or checkpoint_location(mirror.name)
+    if location:
+        config["checkpoint_location"] = location
+    return config
+
+
+def write_app_config(mirror: Mirror, path: Path, work_dir: str | None = None,
+                     checkpoint_location: str | None = None) -> Path:
+    """The application's configuration as a file only its owner can read, written whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    partial = path.with_name(f".{path.name}.partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(app_config(mirror, work_dir, checkpoint_location), handle)
+    partial.replace(path)
+    return path
 
 
 # Per-mirror resources (`Mirror.spark`) and the spark-submit option each one becomes.
 SPARK_RESOURCE_OPTIONS = {
     "driver_memory": "--driver-memory",
+    "driver_cores": "--driver-cores",
     "executor_memory": "--executor-memory",
     "executor_cores": "--executor-cores",
     "total_executor_cores": "--total-executor-cores",
     "num_executors": "--num-executors",
+    "queue": "--queue",
 }
+YARN_ONLY_OPTIONS = frozenset({"queue", "driver_cores"})
 # Properties the control plane sets itself; a mirror's `conf` cannot override them.
-RESERVED_SPARK_CONF = frozenset({"spark.jars", "spark.app.name", "spark.master", "spark.submit.deployMode"})
+RESERVED_SPARK_CONF = frozenset({
+    "spark.jars", "spark.app.name", "spark.master", "spark.submit.deployMode",
+    "spark.yarn.tags", "spark.yarn.archive", "spark.yarn.submit.waitAppCompletion", "spark.yarn.queue",
+})
 
 
-def submit_argv(mirror: Mirror, config_path: Path, jars: list[Path]) -> list[str]:
-    """The spark-submit command line: settings' defaults, overridden by the mirror's `spark` resources.
-
-    `--master` is the mirror's `spark.master`, else SPARK_MASTER; `--driver-memory` the mirror's,
-    else MIRRORPLANE_SPARK_DRIVER_MEMORY; executor options only when the mirror sets them.
-    """
+def resource_options(mirror: Mirror, on_yarn: bool = False) -> list[str]:
+    """spark-submit options from settings' defaults, overridden by the mirror's `spark` resources."""
     resources = mirror.spark or {}
     defaults = {"driver_memory": settings.SPARK_DRIVER_MEMORY}
     options: list[str] = []
     for key, option in SPARK_RESOURCE_OPTIONS.items():
         value = resources.get(key, defaults.get(key))
-        if value not in (None, ""):
+        if value not in (None, "") and (on_yarn or key not in YARN_ONLY_OPTIONS):
             options += [option, str(value)]
-    conf = {key: value for key, value in (resources.get("conf") or {}).items() if key not in RESERVED_SPARK_CONF}
-    return spark_jars.submit_argv(f"mirrorplane-{mirror.name}", resources.get("master") or settings.SPARK_MASTER,
-                                  config_path, jars, options, conf)
+    return options
+
+
+def mirror_conf(mirror: Mirror) -> dict[str, str]:
+    return {key: value for key, value in ((mirror.spark or {}).get("conf") or {}).items()
+            if key not in RESERVED_SPARK_CONF}
+
+
+def master(mirror: Mirror) -> str:
+    return (mirror.spark or {}).get("master") or settings.SPARK_MASTER
+
+
+def submit_argv(mirror: Mirror, config_path: Path, jars: list[Path]) -> list[str]:
+    """The client-mode spark-submit command line: `--master` is the mirror's `spark.master`, else
+    SPARK_MASTER; `--driver-memory` the mirror's, else MIRRORPLANE_SPARK_DRIVER_MEMORY; executor
+    options only when the mirror sets them."""
+    return spark_jars.submit_argv(f"mirrorplane-{mirror.name}", master(mirror), config_path, jars,
+                                  resource_options(mirror), mirror_conf(mirror))
+
+
+def cluster_submit_argv(mirror: Mirror, archive: str, code: Path, config: Path, tags: list[str],
+                        python: str) -> list[str]:
+    """spark-submit in YARN cluster mode: returns once YARN accepted the application. Jars come from
+    `archive` (staged on the cluster), the code from `code` (shipped), the configuration from the
+    private file `config` (shipped, read by the driver under its own name in its container)."""
+    conf = {
+        "spark.yarn.archive": archive,
+        "spark.yarn.tags": ",".join(tags),
+        "spark.yarn.submit.waitAppCompletion": "false",
+        "spark.yarn.appMasterEnv.PYSPARK_PYTHON": python,
+        "spark.executorEnv.PYSPARK_PYTHON": python,
+        "spark.ui.showConsoleProgress": "false",
+    } | mirror_conf(mirror)
+    own = mirror_conf(mirror).get("spark.driver.extraJavaOptions", "")
+    conf["spark.driver.extraJavaOptions"] = " ".join(filter(None, [driver_java_options(mirror), own]))
+    argv = [str(Path(sys.executable).parent / "spark-submit"), "--master", "yarn", "--deploy-mode", "cluster",
+            "--name", f"mirrorplane-{mirror.name}-g{mirror.generation}", *resource_options(mirror, on_yarn=True)]
+    for key, value in sorted(conf.items()):
+        if value:
+            argv += ["--conf", f"{key}={value}"]
+    return [*argv, "--py-files", str(code), "--files", str(config), str(spark_jars.ENTRY_POINT),
+            f"--config={config.name}"]
 
 
 _COLLECTOR = re.compile(r"-XX:\+Use\w*GC\b")
@@ -147,13 +216,7 @@ def driver_java_options(mirror: Mirror, inherited: str = "") -> str:
 def submit(mirror: Mirror) -> int:
     """Start the mirror's application; returns the driver's pid (leader of its process group)."""
     folder = work_dir(mirror.name)
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    config_path = folder / APP_CONFIG
-    partial = folder / f".{APP_CONFIG}.partial"
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(app_config(mirror), handle)
-    partial.replace(config_path)
+    config_path = write_app_config(mirror, folder / APP_CONFIG)
     jars = spark_jars.runtime_jars()
     argv = submit_argv(mirror, config_path, jars)
     inherited = os.environ.get("SPARK_SUBMIT_OPTS", "")

@@ -68,11 +68,14 @@ def _connector(connector: Connector, live: dict | None) -> dict:
 
 def application_status(deployment: Deployment | None, live: dict | None) -> dict:
     if deployment is None:
-        return {"state": "not_running", "pid": None, "restarts": 0, "submitted_at": None, "last_error": "",
-                "spark_ui": None}
+        return {"state": "not_running", "engine": None, "id": None, "tracking_url": None, "pid": None, "restarts": 0,
+                "submitted_at": None, "last_error": "", "spark_ui": None}
     return {
         "spark_ui": (live or {}).get("spark_ui"),
         "state": observed.application_state(deployment.state, live),
+        "engine": deployment.engine,
+        "id": deployment.application_id or None,
+        "tracking_url": deployment.tracking_url if deployment.tracking_url.startswith(("http:", "https:")) else None,
         "pid": deployment.pid,
         "restarts": deployment.restarts,
         "consecutive_failures": deployment.consecutive_failures,

@@ -62,6 +62,7 @@
       if (again) again.focus();
     }
     document.getElementById("app-state").textContent = s.application.state + (s.application.restarts ? " (" + s.application.restarts + " restarts)" : "");
+    engine(s.application);
     const link = document.getElementById("link-state");
     link.textContent = s.link.state;
     link.className = "link link-" + s.link.state;
@@ -70,6 +71,16 @@
     error.textContent = s.application.last_error || "";
     error.hidden = !s.application.last_error;
     topics((s.progress || {}).topics || []);
+  }
+
+  function engine(app) {
+    // Where the application runs and its id there (a YARN application links to YARN's tracking page).
+    const item = document.getElementById("app-engine");
+    item.hidden = !app.engine;
+    document.getElementById("app-engine-name").textContent = app.engine || "";
+    const id = app.tracking_url ? mp.el("a", {text: app.id || "", href: app.tracking_url}) : mp.el("span", {text: app.id || ""});
+    id.id = "app-id";
+    document.getElementById("app-id").replaceWith(id);
   }
 
   let fastUntil = 0;

@@ -1,0 +1,109 @@
+"""Mirrors' streaming checkpoints on any file system Hadoop knows, from the control plane.
+
+Checkpoints live under `CHECKPOINT_ROOT` (`<root>/<mirror name>/<connector>`): a local path,
+`file:`, `hdfs://` or `s3a://` URI. The control plane does not read them; it only deletes a
+mirror's folder when the mirror is deleted. It does so with Hadoop's own shell (`FsShell`) on the
+Hadoop client that pyspark ships, so a URI means exactly what it means to the mirror's Spark
+application: `HADOOP_CONF_DIR` (cluster addresses, credentials) and `HADOOP_CLASSPATH` (extra file
+systems, e.g. hadoop-aws and its AWS SDK for `s3a://`) are taken from the environment when set.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from urllib.parse import urlparse
+
+from controlplane.infra import paths
+
+FS_SHELL = "org.apache.hadoop.fs.FsShell"
+DEFAULT_TIMEOUT_SECONDS = 120.0
+# FsShell insists on a core-site.xml on its classpath; an empty one when HADOOP_CONF_DIR has none.
+_EMPTY_SITE = '<?xml version="1.0"?>\n<configuration/>\n'
+
+
+class CheckpointFsError(RuntimeError):
+    """A checkpoint folder could not be deleted; the message says which and why."""
+
+
+def mirror_location(root: str, mirror: str) -> str:
+    """The checkpoint folder of one mirror: `<root>/<mirror>` (what the application config's
+    `checkpoint_location` holds)."""
+    return f"{str(root).rstrip('/')}/{mirror}"
+
+
+def delete(uri: str, env: dict | None = None, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
+    """Delete the folder `uri` and everything under it (no trash); a missing folder is not an error.
+
+    `env` is the environment of the Hadoop client (default: this process's), where
+    `HADOOP_CONF_DIR`, `HADOOP_CLASSPATH` and `JAVA_HOME` are looked up. Raises CheckpointFsError
+    naming the URI and Hadoop's reason, or the timeout.
+    """
+    _refuse_root(uri)
+    environment = dict(os.environ if env is None else env)
+    argv = [_java(environment), "-cp", _classpath(environment), FS_SHELL, "-rm", "-r", "-f", "-skipTrash", uri]
+    try:
+        done = subprocess.run(argv, env=environment, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise CheckpointFsError(f"deleting the checkpoints at {uri} did not finish within {timeout:g}s") from None
+    except OSError as error:
+        raise CheckpointFsError(f"deleting the checkpoints at {uri} failed: cannot run Java: {error}") from None
+    if done.returncode != 0:
+        raise CheckpointFsError(f"deleting the checkpoints at {uri} failed (Hadoop FsShell exit code "
+                                f"{done.returncode}): {_reason(done.stderr or done.stdout)}")
+
+
+def _refuse_root(uri: str) -> None:
+    """A URI whose path is empty or the root is certainly not a mirror's checkpoint folder."""
+    path = urlparse(uri).path if "://" in uri or uri.startswith("file:") else uri
+    if not uri.strip() or path.strip("/") == "":
+        raise CheckpointFsError(f"refusing to delete {uri!r}: not a mirror's checkpoint folder")
+
+
+def _java(env: dict) -> str:
+    home = env.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").is_file():
+        return str(Path(home) / "bin" / "java")
+    java = shutil.which("java", path=env.get("PATH"))
+    if java is None:
+        raise CheckpointFsError("deleting checkpoints needs Java (JAVA_HOME or java on PATH): none found")
+    return java
+
+
+def _classpath(env: dict) -> str:
+    from controlplane.infra.spark import pyspark_home
+
+    entries = []
+    if env.get("HADOOP_CONF_DIR"):
+        entries.append(env["HADOOP_CONF_DIR"])
+    entries.append(str(_fallback_conf_dir()))
+    entries.append(str(pyspark_home() / "jars" / "*"))  # hadoop-client-api and -runtime
+    if env.get("HADOOP_CLASSPATH"):
+        entries.append(env["HADOOP_CLASSPATH"])
+    return os.pathsep.join(entries)
+
+
+def _fallback_conf_dir() -> Path:
+    folder = paths.cache_dir() / "hadoop-conf"
+    site = folder / "core-site.xml"
+    if not site.is_file() or site.read_text() != _EMPTY_SITE:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = folder / f".core-site.xml.{os.getpid()}"
+        partial.write_text(_EMPTY_SITE)
+        partial.replace(site)
+    return folder
+
+
+def _reason(output: str) -> str:
+    """Hadoop's message without stack frames or logger noise, in a line or three."""
+    lines = []
+    for line in output.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("at ", "...", "SLF4J", "log4j")) or " WARN " in line:
+            continue
+        if line not in lines:
+            lines.append(line)
+    return " / ".join(lines[:3])[:1500] or "no message"
