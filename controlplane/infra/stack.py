@@ -1,4 +1,5 @@
-"""The local stack: N Kafka clusters plus Redis, recorded in a state file so `down` finds them.
+"""The local stack: N Kafka clusters plus Redis, and on request HDFS + YARN (`with_yarn`), recorded
+in a state file so `down` finds them.
 
 `./manage.py devstack`, `make demo` and the pytest fixtures all go through `Devstack`.
 """
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controlplane.infra import processes
+from controlplane.infra.hadoop import HadoopCluster, new_hadoop_cluster
 from controlplane.infra.kafka import KafkaCluster, new_cluster
 from controlplane.infra.redis_server import RedisServer
 
@@ -21,6 +23,7 @@ class Devstack:
     root: Path
     clusters: dict[str, KafkaCluster] = field(default_factory=dict)
     redis: RedisServer | None = None
+    hadoop: HadoopCluster | None = None
 
     @property
     def state_file(self) -> Path:
@@ -34,6 +37,8 @@ class Devstack:
             stack.clusters = {a: KafkaCluster.from_dict(c) for a, c in state.get("clusters", {}).items()}
             if state.get("redis"):
                 stack.redis = RedisServer.from_dict(state["redis"])
+            if state.get("hadoop"):
+                stack.hadoop = HadoopCluster.from_dict(state["hadoop"])
         return stack
 
     def save(self) -> None:
@@ -41,11 +46,13 @@ class Devstack:
         state = {
             "clusters": {alias: cluster.to_dict() for alias, cluster in self.clusters.items()},
             "redis": self.redis.to_dict() if self.redis else None,
+            "hadoop": self.hadoop.to_dict() if self.hadoop else None,
         }
         self.state_file.write_text(json.dumps(state, indent=2) + "\n")
 
-    def up(self, aliases: list[str], with_redis: bool = True, fresh: bool = False) -> None:
-        """Start every cluster of `aliases` (and Redis) that is not running yet; idempotent."""
+    def up(self, aliases: list[str], with_redis: bool = True, fresh: bool = False, with_yarn: bool = False) -> None:
+        """Start every cluster of `aliases` (and Redis, and with `with_yarn` HDFS and YARN) that is not
+        running yet; idempotent."""
         to_start = []
         for alias in aliases:
             cluster = self.clusters.get(alias)
@@ -64,10 +71,19 @@ class Devstack:
         with ThreadPoolExecutor(max_workers=max(1, len(to_start))) as pool:
             list(pool.map(lambda cluster: cluster.start(), to_start))
         self.save()
+        if with_yarn and (fresh or not (self.hadoop and self.hadoop.running())):
+            if self.hadoop:
+                self.hadoop.stop()
+            self.hadoop = new_hadoop_cluster(self.root)
+            self.save()
+            try:
+                self.hadoop.start()
+            finally:
+                self.save()
 
     def down(self) -> list[str]:
         """Stop what this stack started; returns what was stopped."""
-        stopped = []
+        stopped = self.hadoop.stop() if self.hadoop else []
         for alias, cluster in self.clusters.items():
             if cluster.stop():
                 stopped.append(f"kafka {alias} (pid {cluster.pid})")
@@ -87,6 +103,18 @@ class Devstack:
             "redis": (
                 {"url": self.redis.url, "pid": self.redis.pid, "running": self.redis.running()}
                 if self.redis else None
+            ),
+            "yarn": (
+                {"resourcemanager": self.hadoop.resourcemanager_url, "pid": self.hadoop.pids.get("resourcemanager", 0),
+                 "running": self.hadoop.daemon_running("resourcemanager"), "conf_dir": str(self.hadoop.conf_dir),
+                 "nodemanagers": self.hadoop.nodemanagers()}
+                if self.hadoop else None
+            ),
+            "hdfs": (
+                {"namenode": self.hadoop.namenode_uri, "pid": self.hadoop.pids.get("namenode", 0),
+                 "running": self.hadoop.daemon_running("namenode") and self.hadoop.daemon_running("datanode"),
+                 "datanode_pid": self.hadoop.pids.get("datanode", 0)}
+                if self.hadoop else None
             ),
         }
 
