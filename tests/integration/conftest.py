@@ -14,6 +14,7 @@ import pytest
 from django.conf import settings
 
 from controlplane.infra import processes
+from controlplane.infra.hadoop import HadoopCluster
 from controlplane.infra.stack import Devstack
 from mirrors.services import runtime
 from mirrors.services.redis_client import get_redis, use_redis
@@ -44,6 +45,14 @@ def north(devstack) -> str:
     """A third cluster, started on first use (aggregation and chain topologies)."""
     devstack.up(["east", "west", "north"])
     return devstack.clusters["north"].bootstrap_servers
+
+
+@pytest.fixture(scope="session")
+def yarn(devstack) -> HadoopCluster:
+    """HDFS and YARN (a NameNode, a DataNode, a ResourceManager, two NodeManagers) on the session's stack,
+    started on first use and reused; the stack's `down()` stops them."""
+    devstack.up(list(devstack.clusters), with_yarn=True)
+    return devstack.hadoop
 
 
 @pytest.fixture(scope="session")
