@@ -61,6 +61,14 @@ class MirrorConfig:
     replication_policy: str = "default"
     separator: str = "."
     connectors: dict[str, ConnectorSettings] = field(default_factory=dict)
+    # URI of this mirror's checkpoint folder (`<CHECKPOINT_ROOT>/<mirror name>`): a local path or
+    # `file:` URI, `hdfs://...`, `s3a://...`; a path without a scheme is on Hadoop's default file
+    # system. Empty: `<work_dir>/checkpoints`, where configurations written before it lived.
+    checkpoint_location: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.checkpoint_location:
+            object.__setattr__(self, "checkpoint_location", str(Path(self.work_dir) / "checkpoints"))
 
     @classmethod
     def from_dict(cls, data: dict) -> MirrorConfig:
@@ -88,6 +96,7 @@ class MirrorConfig:
             replication_policy=data.get("replication_policy", "default"),
             separator=data.get("separator", "."),
             connectors=connectors,
+            checkpoint_location=str(data.get("checkpoint_location") or ""),
         )
 
     @classmethod
@@ -109,4 +118,6 @@ class MirrorConfig:
         return TopicSelector(NameFilter(self.topics, self.topics_exclude), self.policy, self.target.alias)
 
     def checkpoint_dir(self, connector: str) -> str:
-        return str(Path(self.work_dir) / "checkpoints" / connector)
+        """A connector's streaming checkpoint, `<checkpoint_location>/<connector>`, as a URI string
+        Spark's `checkpointLocation` and Hadoop's FileSystem take (plain paths stay plain)."""
+        return f"{self.checkpoint_location.rstrip('/')}/{connector}"

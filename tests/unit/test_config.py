@@ -85,9 +85,22 @@ def test_topic_selector_targets_the_target_cluster():
     assert not selector.should_replicate("west.orders")
 
 
-def test_checkpoint_dir_is_under_the_work_dir():
+def test_checkpoint_dir_is_under_the_work_dir_without_a_checkpoint_location():
     config = MirrorConfig.from_dict(minimal())
+    assert config.checkpoint_location == "/tmp/mirror/checkpoints"
     assert config.checkpoint_dir("source") == "/tmp/mirror/checkpoints/source"
+
+
+@pytest.mark.parametrize(("location", "expected"), [
+    ("hdfs://namenode:8020/mirrorplane/checkpoints/east-to-west", "hdfs://namenode:8020/mirrorplane/checkpoints/east-to-west/source"),
+    ("s3a://bucket/checkpoints/east-to-west/", "s3a://bucket/checkpoints/east-to-west/source"),
+    ("file:///var/lib/mirrorplane/checkpoints/east-to-west", "file:///var/lib/mirrorplane/checkpoints/east-to-west/source"),
+    ("/shared/checkpoints/east-to-west", "/shared/checkpoints/east-to-west/source"),
+])
+def test_checkpoint_dir_is_under_the_checkpoint_location(location, expected):
+    config = MirrorConfig.from_dict(minimal(checkpoint_location=location))
+    assert config.checkpoint_location == location
+    assert config.checkpoint_dir("source") == expected
 
 
 def test_load_reads_a_json_file(tmp_path):
