@@ -32,7 +32,12 @@ Partition = tuple[str, int]
 
 @dataclass(frozen=True)
 class Positions:
-    """Where the source connector will read next; `fresh`: unknown partitions start at their beginning."""
+    """Where the source connector will read next.
+
+    `fresh`: the query started without a checkpoint, so a partition missing from `next_offsets`
+    starts at its beginning. A partition resumed after its latest offset sync is not missing: its
+    start (sync + 1) is in `next_offsets` from the first moment, so its lag counts from there.
+    """
     next_offsets: dict[Partition, int]
     partitions: list[Partition]
     remote_topics: dict[str, str]

@@ -10,6 +10,7 @@ caught up translates exactly.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 
@@ -18,10 +19,14 @@ from confluent_kafka import Producer
 from spark_runtime.admin import KafkaAdmin
 from spark_runtime.config import MirrorConfig
 from spark_runtime.formats import OffsetSync
+from spark_runtime.topic_reader import PartitionReader
+
+log = logging.getLogger(__name__)
 
 LOCATIONS = ("source", "target")
 DEFAULT_MAX_OFFSET_LAG = 100
 DEFAULT_FLUSH_INTERVAL_MS = 10_000
+READ_TIMEOUT_SECONDS = 60.0
 
 
 class OffsetSyncs:
@@ -55,6 +60,34 @@ class OffsetSyncs:
         producer, self.producer = self.producer, None
         if producer is not None:
             producer.flush(10)
+
+    def reset(self) -> None:
+        """Forget every partition's rule state: the next record of each partition is synced, as
+        after an MM2 task start (used when replication starts without a checkpoint)."""
+        self.state.clear()
+        self.last_sync_at.clear()
+
+    def read_all(self, timeout: float = READ_TIMEOUT_SECONDS) -> list[OffsetSync]:
+        """Every sync in the topic, oldest first, whoever wrote it (this connector or MM2); a
+        topic that does not exist reads as empty. Raises if its end is not reached in time: an
+        incomplete read could miss the latest syncs."""
+        if self.topic not in self.admin.partition_counts([self.topic]):
+            return []  # an assigned consumer would wait for a topic that may never come
+        reader = PartitionReader(self.connection, self.topic, "offset-syncs-resume")
+        try:
+            records = reader.read_to_end(timeout)
+            if not reader.caught_up:
+                raise RuntimeError(f"reading the offset syncs in {self.topic!r} on {self.connection.alias!r} did "
+                                   f"not reach its end within {timeout:g}s")
+        finally:
+            reader.close()
+        syncs = []
+        for record in records:
+            try:
+                syncs.append(OffsetSync.decode(record.key(), record.value()))
+            except Exception:  # noqa: BLE001 - a foreign record in the topic is skipped, as MM2 does
+                log.warning("skipping an undecodable offset sync at offset %s", record.offset())
+        return syncs
 
     def absorb(self, lines: list[str]) -> list[OffsetSync]:
         """Take a batch's writer output ("S" and "T" lines), emit the syncs, return them."""

@@ -9,9 +9,9 @@ import logging
 import re
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
+from spark_runtime import checkpoint_store, resume
 from spark_runtime.admin import KafkaAdmin
 from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.base import Connector
@@ -65,15 +65,24 @@ class SourceConnector(Connector):
         self.offset_syncs = OffsetSyncs(config, source_admin, target_admin)
         self.metrics = {"records": 0, "bytes": 0, "batches": 0, "last_batch": None}
         self.partitions: dict[str, dict] = {}  # "topic:partition" -> offsets
-        self.fresh = False  # no Spark checkpoint: replication starts at the beginning of each partition
+        # No Spark checkpoint: each partition starts where `resume_plan` says (its latest offset
+        # sync when the target already holds records of it, else its beginning).
+        self.fresh = False
+        self.resume_plan: resume.ResumePlan | None = None
         self.cores: int | None = None  # tasks the application runs at once, known once Spark is up
 
     # -- lifecycle hooks ----------------------------------------------------------------
 
     def _start(self) -> None:
-        self.fresh = not (Path(self.config.checkpoint_dir("source")) / "offsets").is_dir()
         self.topics = self._replicable(self._discover())
         self.offset_syncs.start()
+        # Spark's session is only waited for now: the Kafka preparation above overlaps its start.
+        fresh = not checkpoint_store.has_offsets(self.spark, self.config.checkpoint_dir("source"))
+        plan = self._plan_resume() if fresh and self.topics else None
+        if fresh:
+            self.offset_syncs.reset()  # as MM2 after a task start: the next record of each partition is synced
+        with self._lock:  # the lag sampler sees both or neither
+            self.fresh, self.resume_plan = fresh, plan
         self._start_query()
 
     def _halt(self) -> None:
@@ -135,10 +144,17 @@ class SourceConnector(Connector):
         if not self.topics:
             log.info("no source topic matches %r yet", self.config.topics)
             return
+        starting = "earliest"  # Spark reads startingOffsets only while its checkpoint has no batch yet
+        if self.fresh and not checkpoint_store.has_offsets(self.spark, self.config.checkpoint_dir("source")):
+            if self.resume_plan is None or set(self.resume_plan.starts) != set(self._partitions()):
+                plan = self._plan_resume()  # the topics changed before the first batch
+                with self._lock:
+                    self.resume_plan = plan
+            starting = self.resume_plan.starting_offsets(self._partitions())
         reader = (
             self.spark.readStream.format("kafka")
             .option("subscribe", ",".join(sorted(self.topics)))
-            .option("startingOffsets", "earliest")
+            .option("startingOffsets", starting)
             .option("includeHeaders", "true")
             .option("failOnDataLoss", "false")
             .option("maxOffsetsPerTrigger", self.settings.get_int("batch.max.records", DEFAULT_BATCH_MAX_RECORDS))
@@ -168,6 +184,31 @@ class SourceConnector(Connector):
             .start()
         )
         log.info("replicating %d topics (%d partitions)", len(self.topics), sum(self.topics.values()))
+
+    def _partitions(self) -> list[tuple[str, int]]:
+        return [(topic, p) for topic, count in sorted(self.topics.items()) for p in range(count)]
+
+    def _plan_resume(self) -> resume.ResumePlan:
+        """Where each partition starts without a checkpoint: after its latest offset sync when its
+        remote partition holds records (see spark_runtime/resume.py), else at its beginning."""
+        partitions = self._partitions()
+        remote_ends = self.target_admin.end_offsets([(self.remote_topic(t), p) for t, p in partitions])
+        ends = {(t, p): remote_ends.get((self.remote_topic(t), p), 0) for t, p in partitions}
+        if not any(ends.values()):
+            return resume.plan(partitions, {}, ends)  # a new mirror: nothing on the target yet
+        syncs = resume.latest_syncs(self.offset_syncs.read_all())
+        plan = resume.plan(partitions, syncs, ends, self.source_admin.end_offsets(partitions))
+        for start in plan.unplaced:
+            log.warning("%s:%d starts at its beginning although %s.%d holds %d records (%s): up to %d records "
+                        "are copied again", start.topic, start.partition, self.remote_topic(start.topic),
+                        start.partition, start.remote_end, start.reason, start.duplicates)
+        if plan.resumed:
+            log.info("no checkpoint: %d partitions resume after their latest offset sync in %s on %r; up to %d "
+                     "records are copied again (%s)", len(plan.resumed), self.offset_syncs.topic,
+                     self.offset_syncs.connection.alias, sum(s.duplicates for s in plan.resumed),
+                     ", ".join(f"{s.key} from {s.offset} +{s.duplicates}" for s in plan.resumed[:20])
+                     + (" ..." if len(plan.resumed) > 20 else ""))
+        return plan
 
     def consumer_options(self) -> dict[str, str]:
         """Spark Kafka source options: the source connection plus `consumer.*` overrides."""
@@ -215,17 +256,22 @@ class SourceConnector(Connector):
 
         Known from the batches written since start and, after a restart, from the streaming
         query's progress (its recovered end offsets); a mirror with no Spark checkpoint yet
-        starts every partition at its beginning.
+        starts each partition where its resume plan says: after its latest offset sync, or at
+        its beginning.
         """
         with self._lock:
             topics = dict(self.topics)
-            known = {(p["topic"], p["partition"]): p["last_upstream_offset"] + 1 for p in self.partitions.values()}
+            fresh = self.fresh
+            known = dict(self.resume_plan.next_offsets()) if self.resume_plan is not None else {}
+            for p in self.partitions.values():
+                tp = (p["topic"], p["partition"])
+                known[tp] = max(known.get(tp, 0), p["last_upstream_offset"] + 1)
         if not topics:
             return None
         for tp, offset in _progress_end_offsets(self.query).items():
             known[tp] = max(known.get(tp, offset), offset)
         partitions = [(topic, p) for topic, count in sorted(topics.items()) for p in range(count)]
-        return Positions(known, partitions, {t: self.remote_topic(t) for t in topics}, self.fresh)
+        return Positions(known, partitions, {t: self.remote_topic(t) for t in topics}, fresh)
 
     # -- status -------------------------------------------------------------------------
 
@@ -249,6 +295,7 @@ class SourceConnector(Connector):
                 "acl_sync": self.remote_topics.acl_sync_note,
                 "metrics": dict(self.metrics) | {"offset_syncs": self.offset_syncs.emitted},
                 "partitions": sorted(self.partitions.values(), key=lambda p: (p["topic"], p["partition"])),
+                "resumed": self.resume_plan.report() if self.resume_plan is not None else None,
             }
 
 

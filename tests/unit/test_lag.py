@@ -45,3 +45,13 @@ def test_source_ends_sum_every_mirrored_partition_lagging_or_not():
 def test_source_ends_leave_out_partitions_without_an_answer():
     assert source_ends(PARTITIONS, {("t", 1): 3, ("u", 0): 9}) == {"t": 3, "u": 9}
     assert source_ends(PARTITIONS, {}) == {}
+
+
+def test_a_partition_resumed_from_an_offset_sync_counts_from_its_resume_offset_not_its_beginning():
+    ends = {("t", 0): 100, ("t", 1): 100, ("u", 0): 100}
+    starts = {("t", 0): 0, ("t", 1): 0, ("u", 0): 0}
+    # no checkpoint: t:0 resumes after its sync at 89, t:1 and u:0 start at their beginning
+    resumed = Positions({("t", 0): 90}, PARTITIONS, REMOTES, fresh=True)
+    point = lag_point(resumed, ends, starts, {}, now=0, idle_latency_ms=None)
+    assert {(p["topic"], p["partition"]): p["records"] for p in point["partitions"]} == {
+        ("t", 0): 10, ("t", 1): 100, ("u", 0): 100}

@@ -74,3 +74,58 @@ def test_legacy_policy_turns_config_and_acl_sync_off():
     from spark_runtime.connectors.heartbeat import HeartbeatConnector
 
     assert "legacy" in HeartbeatConnector(config, source_admin=None, target_admin=None).off_reason
+
+
+class _Ends:
+    """End offsets of one cluster, as KafkaAdmin.end_offsets answers (no broker)."""
+
+    def __init__(self, ends: dict) -> None:
+        self.ends = ends
+        self.asked: list = []
+
+    def end_offsets(self, partitions, earliest=False):
+        self.asked.append(list(partitions))
+        return {tp: self.ends.get(tp, 0) for tp in partitions}
+
+
+def resuming(remote_ends: dict, source_ends: dict, syncs: list) -> SourceConnector:
+    from spark_runtime.formats import OffsetSync
+
+    source = connector()
+    source.source_admin, source.target_admin = _Ends(source_ends), _Ends(remote_ends)
+    source.offset_syncs.read_all = lambda: [OffsetSync(*s) for s in syncs]
+    source.topics = {"orders": 2}
+    return source
+
+
+def test_a_fresh_start_resumes_after_the_latest_offset_syncs():
+    source = resuming({("east.orders", 0): 1_000, ("east.orders", 1): 0}, {("orders", 0): 5_000, ("orders", 1): 9},
+                      [("orders", 0, 899, 899), ("orders", 0, 949, 949), ("other", 0, 1, 1)])
+    plan = source._plan_resume()
+    assert plan.starting_offsets(source._partitions()) == '{"orders": {"0": 950, "1": -2}}'
+    source.resume_plan, source.fresh = plan, True
+    resumed = source.status()["resumed"]
+    assert (resumed["partitions"], resumed["duplicates"]) == (1, 50)
+    assert resumed["per_partition"]["orders:0"]["start"] == 950
+    positions = source.positions()
+    assert positions.fresh and positions.next_offsets == {("orders", 0): 950}, \
+        "the lag counts from the resume offset, not from the beginning"
+
+
+def test_a_new_mirror_does_not_read_the_offset_syncs():
+    source = resuming({}, {}, [])
+    source.offset_syncs.read_all = lambda: (_ for _ in ()).throw(AssertionError("syncs read"))
+    plan = source._plan_resume()
+    assert plan.starting_offsets(source._partitions()) == "earliest" and plan.report() is None
+    assert source.source_admin.asked == [], "nothing on the target: no question to the source either"
+
+
+def test_progress_moves_positions_past_the_resume_offset():
+    source = resuming({("east.orders", 0): 1_000}, {("orders", 0): 5_000}, [("orders", 0, 949, 949)])
+    source.resume_plan, source.fresh = source._plan_resume(), True
+    source._record(0, ["P\torders\t0\t950\t1999\t2049\t1050\t0"], 0.1)
+    assert source.positions().next_offsets == {("orders", 0): 2_000}
+
+
+def test_no_resume_report_with_a_checkpoint():
+    assert connector().status()["resumed"] is None

@@ -1,0 +1,154 @@
+"""A mirror that lost its Spark checkpoint resumes from its offset syncs instead of copying again.
+
+Real clusters, real Spark, the real control plane: a mirror copies a backlog, its application (or
+only its source connector) stops, its checkpoint folder is deleted as an operator or a lost disk
+would, more records arrive, and it starts again. Every record must arrive, in order per
+partition, and only the few records copied after each partition's latest offset sync (MM2 syncs
+at least every offset.lag.max records) may be copied twice; the status says how many.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from controlplane.infra import checkpoint_fs
+from mirrors.services import runtime
+from mirrors.services.redis_client import get_redis
+from spark_runtime import channel
+from spark_runtime.formats import OffsetSync
+from tests.integration import kafka_tools
+from tests.integration.kafka_tools import Record
+from tests.integration.test_mirror_end_to_end import create_clusters, wait_for_status
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PARTITIONS = 3
+# Not a multiple of the spacing of offset syncs (offset.lag.max + 1 records) per partition: the
+# copy ends between two syncs, so some records are copied again.
+BACKLOG = 60_240
+MORE = 15_000
+BATCH = 5_000  # batch.max.records
+MAX_OFFSET_LAG = 100  # offset.lag.max, MM2's default
+
+
+def records(partition: int, first: int, count: int) -> list[Record]:
+    return [Record(f"{partition}-{i}".encode(), b"v" * 100, (("seq", str(i).encode()),), 1_700_000_000_000 + i)
+            for i in range(first, first + count)]
+
+
+def checkpoint_location(name: str) -> str:
+    """The mirror's checkpoint folder, as the control plane told its application."""
+    config = json.loads((runtime.work_dir(name) / runtime.APP_CONFIG).read_text())
+    return config.get("checkpoint_location") or str(runtime.work_dir(name) / "checkpoints")
+
+
+def local_path(uri: str) -> Path:
+    return Path(urlparse(uri).path if uri.startswith("file:") else uri)
+
+
+def verb(api, name: str, kind: str, action: str) -> None:
+    response = api.put(f"/api/v1/mirrors/{name}/connectors/{kind}/{action}/")
+    assert response.status_code == 202, response.content
+
+
+def copied_up_to(api, name: str, topic: str, last: int, timeout: float) -> dict:
+    """Wait until the source connector reports offset `last` of every partition written."""
+    return wait_for_status(api, name, lambda s: {
+        p["partition"]: p["last_upstream_offset"] for p in (s["progress"] or {}).get("partitions", [])
+        if p["topic"] == topic} == dict.fromkeys(range(PARTITIONS), last), timeout)
+
+
+@pytest.mark.parametrize("stop", ["application", "source-connector"])
+def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane, unique, figures, stop):
+    topic, name = f"lost-{unique}", f"lost-{unique}"
+    remote = f"east.{topic}"
+    east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
+    per_partition = BACKLOG // PARTITIONS
+    kafka_tools.create_topic(east, topic, PARTITIONS)
+    kafka_tools.produce(east, topic, {p: records(p, 0, per_partition) for p in range(PARTITIONS)})
+    create_clusters(api, devstack)
+    created = time.monotonic()
+    response = api.post("/api/v1/mirrors/", {
+        "name": name, "source": "east", "target": "west", "topics": topic,
+        "connectors": {"source": {"tasks_max": 2, "config": {"batch.max.records": str(BATCH)}}},
+    }, format="json")
+    assert response.status_code == 201, response.content
+    copied_up_to(api, name, topic, per_partition - 1, 240)
+    backlog_seconds = time.monotonic() - created
+    assert kafka_tools.end_offsets(west, remote) == dict.fromkeys(range(PARTITIONS), per_partition)
+
+    # Stop, lose the checkpoint, write more while stopped.
+    kinds = ("source", "checkpoint", "heartbeat") if stop == "application" else ("source",)
+    for kind in kinds:
+        verb(api, name, kind, "stop")
+    if stop == "application":
+        wait_for_status(api, name, lambda s: s["application"]["state"] == "not_running"
+                        and not s["application"]["pid"], 60)
+        deadline = time.monotonic() + 30
+        while name in runtime.running_apps():  # its last processes are exiting
+            assert time.monotonic() < deadline, f"the application of {name} did not exit"
+            time.sleep(0.2)
+    else:
+        wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "STOPPED", 60)
+    location = checkpoint_location(name)
+    source_checkpoint = local_path(location) / "source"
+    assert (source_checkpoint / "offsets").is_dir(), f"no checkpoint where the application was told: {location}"
+    checkpoint_fs.delete(location)
+    assert not local_path(location).exists()
+    kafka_tools.produce(east, topic, {p: records(p, per_partition, MORE // PARTITIONS) for p in range(PARTITIONS)})
+    total_per_partition = per_partition + MORE // PARTITIONS
+
+    restarted, resumed_at = time.monotonic(), time.time()
+    for kind in kinds:
+        verb(api, name, kind, "resume")
+    copied_up_to(api, name, topic, total_per_partition - 1, 240)
+    resume_seconds = time.monotonic() - restarted
+    assert (source_checkpoint / "offsets").is_dir(), "the new query checkpoints where the old one did"
+
+    # Every record, in order per partition; the duplicates are the records after the latest sync.
+    received = kafka_tools.read_topic(west, remote)
+    duplicates = {}
+    for partition in range(PARTITIONS):
+        keys = [record.key for _, record in received[partition]]
+        expected = [r.key for r in records(partition, 0, total_per_partition)]
+        unique_in_order = list(dict.fromkeys(keys))
+        assert unique_in_order == expected, f"partition {partition}: records lost or reordered"
+        duplicates[partition] = len(keys) - len(expected)
+        # the copy is the old copy, then the source again from the resume point
+        restart_at = per_partition - duplicates[partition]
+        assert keys == expected[:per_partition] + expected[restart_at:], f"partition {partition}"
+        assert 0 <= duplicates[partition] <= MAX_OFFSET_LAG + BATCH, f"partition {partition}: re-copied"
+
+    live = channel.read_status(get_redis(), name)
+    resumed = live["connectors"]["source"]["resumed"]
+    assert resumed["from"] == "offset-syncs"
+    ours = {key: start for key, start in resumed["per_partition"].items() if key.startswith(f"{topic}:")}
+    assert sorted(ours) == [f"{topic}:{p}" for p in range(PARTITIONS)]  # beside them: the heartbeats topic
+    assert all(start["how"] == "offset-sync" for start in ours.values())
+    assert sum(start["duplicates"] for start in ours.values()) == sum(duplicates.values())
+    for partition in range(PARTITIONS):
+        reported = ours[f"{topic}:{partition}"]
+        assert reported["duplicates"] == duplicates[partition]
+        assert reported["start"] == per_partition - duplicates[partition]
+        assert reported["remote_end"] == per_partition
+    # The first record copied after the resume is synced (as after an MM2 task start): consumers'
+    # offsets translate past the duplicates.
+    sync_records = kafka_tools.read_topic(east, "mm2-offset-syncs.west.internal")[0]
+    syncs = [OffsetSync.decode(record.key, record.value) for _, record in sync_records]
+    for partition in range(PARTITIONS):
+        start = per_partition - duplicates[partition]
+        assert OffsetSync(topic, partition, start, per_partition) in syncs, f"partition {partition}: no sync at resume"
+    # The lag counts from where replication resumed, never from the partitions' beginning.
+    points = api.get(f"/api/v1/mirrors/{name}/metrics/?series=lag&since={resumed_at:.0f}").json()["points"]
+    lags = [sum(p["records"] for p in point["partitions"] if p["topic"] == topic) for point in points]
+    worst_lag = max(lags, default=0)
+    assert worst_lag <= MORE + sum(duplicates.values()), lags
+    figures(f"stopping the {stop}, checkpoint deleted: {BACKLOG} records copied in {backlog_seconds:.1f} s, "
+            f"{MORE} more written while stopped; all {BACKLOG + MORE} on the target {resume_seconds:.1f} s after "
+            f"the resume (lag at most {worst_lag} records, {len(lags)} points); duplicates per partition "
+            f"{duplicates} (offset.lag.max {MAX_OFFSET_LAG}, batch.max.records {BATCH}; a re-copy: {BACKLOG})")
