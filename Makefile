@@ -41,8 +41,10 @@ fetch: python-packages
 	@$(PY) -c "from controlplane.infra import maven, spark; maven.kafka_broker_classpath(); spark.runtime_jars()"
 	@$(PY) -c "from controlplane.infra import class_archive, spark; class_archive.record(spark.runtime_jars())"
 
+# `make demo ENGINE=yarn` runs the demo mirror on a local HDFS + YARN test bed instead of local processes.
+ENGINE ?= local
 demo: install
-	@$(PY) manage.py demo
+	@$(PY) manage.py demo --engine=$(ENGINE)
 
 lint: python-packages
 	$(VENV)/bin/ruff check .
