@@ -11,6 +11,7 @@ VAR_DIR = Path(os.environ.get("MIRRORPLANE_TEST_VAR_DIR", BASE_DIR / "var" / "te
 DB_PATH = VAR_DIR / "unused.sqlite3"
 TEST_DB_PATH = VAR_DIR / "test.sqlite3"
 DATA_DIR = VAR_DIR / "data"
+CHECKPOINT_ROOT = (DATA_DIR / "checkpoints").as_uri()
 DATABASES["default"]["NAME"] = DB_PATH
 DATABASES["default"]["TEST"] = {"NAME": TEST_DB_PATH}
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests

@@ -1,8 +1,11 @@
-"""Files on a Hadoop filesystem (hdfs://, s3a://, file://) through Hadoop's own FsShell.
+"""Files on any file system Hadoop knows (local paths, `file:`, `hdfs://`, `s3a://`), from the control plane.
 
-The control plane has no JVM of its own: each call runs `org.apache.hadoop.fs.FsShell` on the
-Hadoop client jars pyspark ships, with the operator's HADOOP_CONF_DIR. A JVM start costs one to
-two seconds, so callers use it for rare operations (staging jars once, deleting a mirror).
+The control plane has no JVM of its own: each call runs Hadoop's own shell (`FsShell`) on the
+Hadoop client that pyspark ships, so a URI means exactly what it means to a mirror's Spark
+application: `HADOOP_CONF_DIR` (cluster addresses, credentials) and `HADOOP_CLASSPATH` (extra file
+systems, e.g. hadoop-aws and its AWS SDK for `s3a://`) are taken from the environment when set. A
+JVM start costs a second or two: for rare operations only (staging jars once, deleting a mirror's
+checkpoints).
 """
 
 from __future__ import annotations
@@ -11,41 +14,46 @@ import os
 import shutil
 import subprocess
 import uuid
-from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlparse
 
+from controlplane.infra import paths
+
+FS_SHELL = "org.apache.hadoop.fs.FsShell"
 DEFAULT_TIMEOUT_SECONDS = 120.0
+# FsShell insists on a core-site.xml on its classpath; an empty one when HADOOP_CONF_DIR has none.
+_EMPTY_SITE = '<?xml version="1.0"?>\n<configuration/>\n'
 
 
 class HadoopFsError(RuntimeError):
-    pass
+    """A file system operation failed; the message says which and Hadoop's reason."""
 
 
-def _classpath() -> str:
-    import pyspark
+def mirror_location(root: str, mirror: str) -> str:
+    """The checkpoint folder of one mirror: `<root>/<mirror>` (what the application config's
+    `checkpoint_location` holds)."""
+    return f"{str(root).rstrip('/')}/{mirror}"
 
-    return str(Path(pyspark.__file__).parent / "jars" / "*")
 
-
-def fs_shell(*args: str, env: Mapping[str, str] | None = None,
+def fs_shell(*args: str, env: dict | None = None,
              timeout: float = DEFAULT_TIMEOUT_SECONDS) -> subprocess.CompletedProcess:
-    """Run `hadoop fs ARGS`; the caller reads the exit code (FsShell's `-test` answers through it)."""
-    java = shutil.which("java", path=os.environ.get("PATH"))
-    if java is None:
-        raise HadoopFsError("no `java` on the PATH: run `make install`")
-    command = [java, "-Xmx256m", "-cp", _classpath(), "org.apache.hadoop.fs.FsShell", *args]
+    """`hadoop fs ARGS`; the caller reads the exit code (`-test` answers through it)."""
+    environment = dict(os.environ if env is None else env)
+    argv = [_java(environment), "-cp", _classpath(environment), FS_SHELL, *args]
     try:
-        return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False,
-                              env=dict(os.environ if env is None else env))
+        return subprocess.run(argv, env=environment, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
-        raise HadoopFsError(f"`hadoop fs {' '.join(args)}` did not finish within {timeout:.0f} s") from None
+        raise HadoopFsError(f"`hadoop fs {' '.join(args)}` did not finish within {timeout:g}s") from None
+    except OSError as error:
+        raise HadoopFsError(f"`hadoop fs {' '.join(args)}` failed: cannot run Java: {error}") from None
 
 
-def exists(uri: str, env: Mapping[str, str] | None = None) -> bool:
+def exists(uri: str, env: dict | None = None) -> bool:
     return fs_shell("-test", "-e", uri, env=env).returncode == 0
 
 
-def put(local: Path, uri: str, env: Mapping[str, str] | None = None) -> None:
+def put(local: Path, uri: str, env: dict | None = None) -> None:
     """Upload `local` to `uri` so that readers see the whole file or none: a private name, then a rename."""
     parent = uri.rsplit("/", 1)[0]
     partial = f"{uri}.{uuid.uuid4().hex[:8]}.partial"
@@ -54,17 +62,79 @@ def put(local: Path, uri: str, env: Mapping[str, str] | None = None) -> None:
     moved = fs_shell("-mv", partial, uri, env=env)
     if moved.returncode != 0:
         fs_shell("-rm", "-f", partial, env=env)
-        if not exists(uri, env):  # a concurrent upload of the same content won the rename: fine
+        if not exists(uri, env):  # else a concurrent upload of the same content won the rename: fine
             _check(moved, f"renaming {partial} to {uri}")
 
 
-def delete(uri: str, env: Mapping[str, str] | None = None) -> None:
-    """Remove `uri` recursively; nothing to remove is not an error."""
-    _check(fs_shell("-rm", "-r", "-f", "-skipTrash", uri, env=env), f"deleting {uri}")
+def delete(uri: str, env: dict | None = None, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
+    """Delete the folder `uri` and everything under it (no trash); a missing folder is not an error.
+
+    `env` is the environment of the Hadoop client (default: this process's), where
+    `HADOOP_CONF_DIR`, `HADOOP_CLASSPATH` and `JAVA_HOME` are looked up. Raises HadoopFsError
+    naming the URI and Hadoop's reason, or the timeout.
+    """
+    _refuse_root(uri)
+    try:
+        done = fs_shell("-rm", "-r", "-f", "-skipTrash", uri, env=env, timeout=timeout)
+    except HadoopFsError as error:
+        raise HadoopFsError(f"deleting {uri}: {error}") from None
+    _check(done, f"deleting {uri}")
 
 
-def _check(result: subprocess.CompletedProcess, what: str) -> None:
-    if result.returncode != 0:
-        lines = [line for line in (result.stderr or result.stdout).splitlines() if line.strip()
-                 and not line.startswith(("SLF4J", "WARNING"))]
-        raise HadoopFsError(f"{what} failed: {' '.join(lines[-3:]) or f'exit code {result.returncode}'}")
+def _check(done: subprocess.CompletedProcess, what: str) -> None:
+    if done.returncode != 0:
+        raise HadoopFsError(f"{what} failed (Hadoop FsShell exit code {done.returncode}): "
+                            f"{_reason(done.stderr or done.stdout)}")
+
+
+def _refuse_root(uri: str) -> None:
+    """A URI whose path is empty or the root is certainly not a mirror's checkpoint folder."""
+    path = urlparse(uri).path if "://" in uri or uri.startswith("file:") else uri
+    if not uri.strip() or path.strip("/") == "":
+        raise HadoopFsError(f"refusing to delete {uri!r}: not a mirror's checkpoint folder")
+
+
+def _java(env: dict) -> str:
+    home = env.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").is_file():
+        return str(Path(home) / "bin" / "java")
+    java = shutil.which("java", path=env.get("PATH"))
+    if java is None:
+        raise HadoopFsError("Hadoop's file system shell needs Java (JAVA_HOME or java on PATH): none found")
+    return java
+
+
+def _classpath(env: dict) -> str:
+    from controlplane.infra.spark import pyspark_home
+
+    entries = []
+    if env.get("HADOOP_CONF_DIR"):
+        entries.append(env["HADOOP_CONF_DIR"])
+    entries.append(str(_fallback_conf_dir()))
+    entries.append(str(pyspark_home() / "jars" / "*"))  # hadoop-client-api and -runtime
+    if env.get("HADOOP_CLASSPATH"):
+        entries.append(env["HADOOP_CLASSPATH"])
+    return os.pathsep.join(entries)
+
+
+def _fallback_conf_dir() -> Path:
+    folder = paths.cache_dir() / "hadoop-conf"
+    site = folder / "core-site.xml"
+    if not site.is_file() or site.read_text() != _EMPTY_SITE:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = folder / f".core-site.xml.{os.getpid()}"
+        partial.write_text(_EMPTY_SITE)
+        partial.replace(site)
+    return folder
+
+
+def _reason(output: str) -> str:
+    """Hadoop's message without stack frames or logger noise, in a line or three."""
+    lines = []
+    for line in output.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("at ", "...", "SLF4J", "log4j")) or " WARN " in line:
+            continue
+        if line not in lines:
+            lines.append(line)
+    return " / ".join(lines[:3])[:1500] or "no message"

@@ -24,8 +24,8 @@ from collections.abc import Mapping
 
 from django.conf import settings
 
+from controlplane.infra import hadoop_fs, yarn, yarn_staging
 from controlplane.infra import spark as spark_jars
-from controlplane.infra import yarn, yarn_staging
 from mirrors.engines.base import Application, Engine, EngineError, EngineUnavailable, Outcome
 from mirrors.models import Mirror
 from mirrors.services import runtime
@@ -92,15 +92,14 @@ class YarnEngine(Engine):
         return result
 
     def checkpoint_root(self) -> str:
-        """Shared storage for checkpoints: MIRRORPLANE_CHECKPOINT_ROOT when it names a cluster filesystem,
-        else `<fs.defaultFS>/mirrorplane/checkpoints`."""
-        configured = getattr(settings, "CHECKPOINT_ROOT", "")
-        if configured and "://" in str(configured) and not str(configured).startswith("file:"):
-            return str(configured).rstrip("/")
-        return f"{self.staging_root()}/checkpoints"
+        """Storage every NodeManager reaches: MIRRORPLANE_CHECKPOINT_ROOT, unless it is a local folder
+        (the default), then `<fs.defaultFS>/mirrorplane/checkpoints`. A root without a scheme is on the
+        cluster's default file system."""
+        root = str(settings.CHECKPOINT_ROOT).rstrip("/")
+        return f"{self.staging_root()}/checkpoints" if root.startswith("file:") else root
 
     def checkpoint_location(self, mirror_name: str) -> str | None:
-        return f"{self.checkpoint_root()}/{mirror_name}"
+        return hadoop_fs.mirror_location(self.checkpoint_root(), mirror_name)
 
     def staging_root(self) -> str:
         if settings.YARN_STAGING_ROOT:

@@ -31,7 +31,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from controlplane.infra import checkpoint_fs
+from controlplane.infra import hadoop_fs
 from mirrors.choices import ApplicationState, ConnectorState, DesiredState
 from mirrors.engines import Application, Engine, EngineError, Engines, EngineUnavailable
 from mirrors.models import Connector, Deployment, Mirror
@@ -111,8 +111,8 @@ class Reconciler:
         try:
             location = engine.checkpoint_location(deployment.mirror_name)
             if location:
-                checkpoint_fs.delete(location, engine.environment())
-        except (checkpoint_fs.CheckpointFsError, EngineError) as error:
+                hadoop_fs.delete(location, engine.environment())
+        except (hadoop_fs.HadoopFsError, EngineError) as error:
             log.warning("could not delete the checkpoints of deleted mirror %s: %s", deployment.mirror_name, error)
             return
         self.redis.delete(channel.desired_key(deployment.mirror_name))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from controlplane.infra import class_archive, processes
+from controlplane.infra import class_archive, hadoop_fs, processes
 from controlplane.infra import spark as spark_jars
 from mirrors.models import Mirror
 
@@ -86,11 +86,9 @@ def running_apps() -> dict[str, AppProcesses]:
     return apps
 
 
-def checkpoint_location(name: str) -> str | None:
-    """Where a locally run mirror keeps its Spark checkpoints: under MIRRORPLANE_CHECKPOINT_ROOT when
-    set, else None (the application's work folder, as before such a root existed)."""
-    root = str(getattr(settings, "CHECKPOINT_ROOT", "") or "")
-    return f"{root.rstrip('/')}/{name}" if root else None
+def checkpoint_location(name: str) -> str:
+    """Where a locally run mirror keeps its Spark checkpoints: `<MIRRORPLANE_CHECKPOINT_ROOT>/<name>`."""
+    return hadoop_fs.mirror_location(settings.CHECKPOINT_ROOT, name)
 
 
 def app_config(mirror: Mirror, work_dir: str | None = None, checkpoint: str | None = None) -> dict:

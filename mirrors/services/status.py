@@ -98,6 +98,8 @@ def progress(live: dict | None) -> dict | None:
         "partitions": source.get("partitions", []),
         **source.get("metrics", {}),
         "heartbeats_emitted": heartbeat.get("emitted", 0),
+        # Started without a checkpoint: where each partition resumed and the records copied again.
+        "resumed": source.get("resumed"),
     }
 
 

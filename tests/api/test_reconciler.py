@@ -8,10 +8,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from mirrors.models import Cluster, Connector, Deployment
 from mirrors.engines import local as local_engine
+from mirrors.models import Cluster, Connector, Deployment
 from mirrors.services import metrics, runtime
-from mirrors.services import reconcile as reconcile_module
 from mirrors.services import status as status_module
 from mirrors.services.mirrors import create_mirror, update_mirror
 from mirrors.services.reconcile import Reconciler, backoff_seconds

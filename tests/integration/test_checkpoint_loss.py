@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from controlplane.infra import checkpoint_fs
+from controlplane.infra import hadoop_fs
 from mirrors.services import runtime
 from mirrors.services.redis_client import get_redis
 from spark_runtime import channel
@@ -98,7 +98,7 @@ def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane,
     location = checkpoint_location(name)
     source_checkpoint = local_path(location) / "source"
     assert (source_checkpoint / "offsets").is_dir(), f"no checkpoint where the application was told: {location}"
-    checkpoint_fs.delete(location)
+    hadoop_fs.delete(location)
     assert not local_path(location).exists()
     kafka_tools.produce(east, topic, {p: records(p, per_partition, MORE // PARTITIONS) for p in range(PARTITIONS)})
     total_per_partition = per_partition + MORE // PARTITIONS

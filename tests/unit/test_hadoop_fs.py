@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from controlplane.infra import checkpoint_fs
+from controlplane.infra import hadoop_fs
 
 
 def checkpoint(root, mirror="east-to-west"):
@@ -21,8 +21,8 @@ def checkpoint(root, mirror="east-to-west"):
 
 
 def test_mirror_location_joins_root_and_name():
-    assert checkpoint_fs.mirror_location("hdfs://nn:8020/ckpt/", "east-to-west") == "hdfs://nn:8020/ckpt/east-to-west"
-    assert checkpoint_fs.mirror_location("file:///var/ckpt", "m") == "file:///var/ckpt/m"
+    assert hadoop_fs.mirror_location("hdfs://nn:8020/ckpt/", "east-to-west") == "hdfs://nn:8020/ckpt/east-to-west"
+    assert hadoop_fs.mirror_location("file:///var/ckpt", "m") == "file:///var/ckpt/m"
 
 
 @pytest.mark.parametrize("as_uri", [True, False], ids=["file-uri", "plain-path"])
@@ -30,7 +30,7 @@ def test_delete_removes_the_folder_and_nothing_beside_it(tmp_path, as_uri):
     folder = checkpoint(tmp_path)
     neighbour = checkpoint(tmp_path, "east-to-west-2")
     started = time.monotonic()
-    checkpoint_fs.delete(folder.as_uri() if as_uri else str(folder), env={k: v for k, v in os.environ.items()
+    hadoop_fs.delete(folder.as_uri() if as_uri else str(folder), env={k: v for k, v in os.environ.items()
                                                                           if k != "HADOOP_CONF_DIR"})
     assert not folder.exists()
     assert (neighbour / "source" / "offsets" / "0").is_file()
@@ -38,8 +38,8 @@ def test_delete_removes_the_folder_and_nothing_beside_it(tmp_path, as_uri):
 
 
 def test_a_missing_folder_is_not_an_error(tmp_path):
-    checkpoint_fs.delete((tmp_path / "never-ran").as_uri())
-    checkpoint_fs.delete(str(tmp_path / "never-ran"))
+    hadoop_fs.delete((tmp_path / "never-ran").as_uri())
+    hadoop_fs.delete(str(tmp_path / "never-ran"))
 
 
 def test_hadoop_conf_dir_is_used_when_set(tmp_path):
@@ -50,29 +50,43 @@ def test_hadoop_conf_dir_is_used_when_set(tmp_path):
         f"<value>{tmp_path.as_uri()}</value></property></configuration>")
     folder = checkpoint(tmp_path / "data")
     # a plain path is on the default file system the configuration names
-    checkpoint_fs.delete(str(folder), env=dict(os.environ, HADOOP_CONF_DIR=str(conf)))
+    hadoop_fs.delete(str(folder), env=dict(os.environ, HADOOP_CONF_DIR=str(conf)))
     assert not folder.exists()
 
 
 def test_an_unknown_file_system_fails_with_hadoops_reason():
-    with pytest.raises(checkpoint_fs.CheckpointFsError) as raised:
-        checkpoint_fs.delete("nosuchfs://bucket/checkpoints/m")
+    with pytest.raises(hadoop_fs.HadoopFsError) as raised:
+        hadoop_fs.delete("nosuchfs://bucket/checkpoints/m")
     message = str(raised.value)
-    assert message.startswith("deleting the checkpoints at nosuchfs://bucket/checkpoints/m failed")
+    assert message.startswith("deleting nosuchfs://bucket/checkpoints/m failed")
     assert "nosuchfs" in message.split("failed", 1)[1] and "\tat " not in message
 
 
 def test_a_delete_that_takes_too_long_is_stopped(tmp_path):
-    with pytest.raises(checkpoint_fs.CheckpointFsError, match=r"did not finish within 0\.01s"):
-        checkpoint_fs.delete(str(checkpoint(tmp_path)), timeout=0.01)
+    with pytest.raises(hadoop_fs.HadoopFsError, match=r"did not finish within 0\.01s"):
+        hadoop_fs.delete(str(checkpoint(tmp_path)), timeout=0.01)
 
 
 @pytest.mark.parametrize("uri", ["", "/", "file:///", "hdfs://nn:8020/", "s3a://bucket"])
 def test_a_root_is_never_deleted(uri):
-    with pytest.raises(checkpoint_fs.CheckpointFsError, match="refusing"):
-        checkpoint_fs.delete(uri)
+    with pytest.raises(hadoop_fs.HadoopFsError, match="refusing"):
+        hadoop_fs.delete(uri)
 
 
 def test_without_java_the_error_says_so(tmp_path):
-    with pytest.raises(checkpoint_fs.CheckpointFsError, match="needs Java"):
-        checkpoint_fs.delete(str(tmp_path / "x"), env={"PATH": str(tmp_path)})
+    with pytest.raises(hadoop_fs.HadoopFsError, match="needs Java"):
+        hadoop_fs.delete(str(tmp_path / "x"), env={"PATH": str(tmp_path)})
+
+
+def test_put_is_whole_or_nothing_and_exists_tells(tmp_path):
+    source = tmp_path / "archive.zip"
+    source.write_bytes(b"jar bytes" * 1000)
+    target = (tmp_path / "staged" / "lib" / "archive.zip").as_uri()
+    assert not hadoop_fs.exists(target)
+    hadoop_fs.put(source, target)
+    assert hadoop_fs.exists(target)
+    assert (tmp_path / "staged" / "lib" / "archive.zip").read_bytes() == source.read_bytes()
+    left = [p.name for p in (tmp_path / "staged" / "lib").iterdir() if not p.name.endswith(".crc")]  # checksums
+    assert left == ["archive.zip"], "a partial file is left"
+    hadoop_fs.put(source, target)  # again (a second worker staging the same content): fine
+    assert hadoop_fs.exists(target)
