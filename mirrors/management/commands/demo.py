@@ -2,6 +2,8 @@
 
 Starts two Kafka clusters and Redis, the web app, a Celery worker with beat, creates the demo
 mirror east -> west and produces records to it until Ctrl-C, which stops everything it started.
+With `--engine yarn` it also starts HDFS and YARN (two NodeManagers) and the demo mirror runs
+there in cluster deploy mode, its checkpoint on HDFS.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ DEMO_TOPICS = {"orders": 6, "payments": 3}
 MIRROR = "east-to-west"
 DEMO_GROUP = "billing"
 # Shorter than MM2's defaults (60 s, 60 s, 10 min) so the dashboard shows checkpoints quickly.
+# The demo mirror on YARN: a small driver container and one executor.
+YARN_DEMO_SPARK = {"master": "yarn", "driver_memory": "768m", "executor_memory": "512m", "num_executors": 1,
+                   "executor_cores": 2}
 DEMO_CHECKPOINTS = {"emit.checkpoints.interval.seconds": "5", "sync.group.offsets.enabled": "true",
                     "sync.group.offsets.interval.seconds": "10", "refresh.groups.interval.seconds": "15"}
 
@@ -44,8 +49,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--port", type=int, default=int(os.environ.get("DEMO_PORT", "8000")))
         parser.add_argument("--rate", type=int, default=200, help="records per second produced to the source")
+        parser.add_argument("--engine", choices=["local", "yarn"], default="local",
+                            help="where the demo mirror runs: local processes, or YARN (started here)")
 
-    def handle(self, *args, port: int, rate: int, **options):
+    def handle(self, *args, port: int, rate: int, engine: str, **options):
+        self.engine = engine
         signal.signal(signal.SIGTERM, _interrupt)
         self.children: list[tuple[str, int, str]] = []
         # Beside the demo's database and checkpoints, so a second run continues where the first stopped.
@@ -59,11 +67,15 @@ class Command(BaseCommand):
             self._shutdown()
 
     def _run(self, port: int, rate: int) -> None:
-        self._step("starting Kafka clusters east and west, and Redis")
-        self.stack.up(["east", "west"])
+        on_yarn = self.engine == "yarn"
+        self._step("starting Kafka clusters east and west, and Redis" +
+                   (", HDFS and YARN (first run: Hadoop's jars from Maven Central)" if on_yarn else ""))
+        self.stack.up(["east", "west"], with_yarn=on_yarn)
         use_redis(self.stack.redis_url)
         env = dict(os.environ, MIRRORPLANE_REDIS_URL=self.stack.redis_url,
                    DJANGO_SETTINGS_MODULE="controlplane.settings")
+        if on_yarn:
+            env["HADOOP_CONF_DIR"] = str(self.stack.hadoop.conf_dir)
         self._step("preparing the database")
         call_command("migrate", verbosity=0)
         password = os.environ.get("DEMO_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
@@ -91,6 +103,8 @@ class Command(BaseCommand):
             f"  API:        http://127.0.0.1:{port}/api/v1/  (token: POST /api/v1/auth/token/)\n"
             f"  clusters:   east {self.stack.clusters['east'].bootstrap_servers}, "
             f"west {self.stack.clusters['west'].bootstrap_servers}\n"
+            + (f"  YARN:       {self.stack.hadoop.resourcemanager_url} (the mirror's driver runs there), "
+               f"HDFS {self.stack.hadoop.namenode_uri}\n" if on_yarn else "") +
             f"  logs:       {var}/demo-*.log, {runtime.work_dir(MIRROR)}/driver.log\n"
             f"Ctrl-C stops everything the demo started.\n"))
         self._step("waiting for the mirror's Spark application to replicate (first start takes ~20 s)")
@@ -116,16 +130,18 @@ class Command(BaseCommand):
         for cluster in (east, west):
             Cluster.objects.update_or_create(alias=cluster.alias,
                                              defaults={"bootstrap_servers": cluster.bootstrap_servers})
+        spark = YARN_DEMO_SPARK if self.engine == "yarn" else {}
         if not Mirror.objects.filter(name=MIRROR).exists():
             create_mirror(name=MIRROR, source=Cluster.objects.get(alias="east"),
-                          target=Cluster.objects.get(alias="west"), topics="orders, payments",
+                          target=Cluster.objects.get(alias="west"), topics="orders, payments", spark=spark,
                           connectors={"source": {"tasks_max": 2, "config": {"refresh.topics.interval.seconds": "30"}},
                                       "checkpoint": {"config": DEMO_CHECKPOINTS}})
         else:
             # New clusters on every run: bump the generation so the application restarts against them.
             mirror = Mirror.objects.get(name=MIRROR)
             mirror.generation += 1
-            mirror.save(update_fields=["generation"])
+            mirror.spark = spark
+            mirror.save(update_fields=["generation", "spark"])
 
     def _traffic(self, rate: int) -> None:
         producer = Producer({"bootstrap.servers": self.stack.clusters["east"].bootstrap_servers, "linger.ms": 20})
