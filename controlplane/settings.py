@@ -3,6 +3,7 @@
 Production (`MIRRORPLANE_ENV=production`) refuses to start without its secrets.
 """
 
+import json
 import math
 import os
 import sys
@@ -28,6 +29,18 @@ def _at_least(name: str, default: str, minimum: float, unit: str) -> float:
     if not (math.isfinite(value) and value >= minimum):
         raise ImproperlyConfigured(f"{name} must be a number of {unit} >= {minimum:g}, not {raw!r}")
     return value
+
+
+def _json_object(name: str) -> dict[str, str]:
+    """A JSON object of strings from the environment ({} when unset); anything else refuses to start."""
+    raw = ENV.get(name, "").strip()
+    try:
+        value = json.loads(raw) if raw else {}
+    except ValueError as error:
+        raise ImproperlyConfigured(f"{name}: not JSON ({error})") from None
+    if not isinstance(value, dict) or not all(isinstance(v, str | int | float | bool) for v in value.values()):
+        raise ImproperlyConfigured(f"{name}: expected a JSON object of property names to values")
+    return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
 
 
 # -- environment -------------------------------------------------------------------------
@@ -70,6 +83,9 @@ YARN_TAG = ENV.get("MIRRORPLANE_YARN_TAG", "mirrorplane")
 # The Python interpreter of the NodeManager hosts, with the same packages as the workers.
 YARN_PYTHON = ENV.get("MIRRORPLANE_YARN_PYTHON", sys.executable)
 SUBMIT_TIMEOUT_SECONDS = float(ENV.get("MIRRORPLANE_SUBMIT_TIMEOUT_SECONDS", "180"))
+# Spark properties for every application on YARN, as a JSON object (a mirror's own `conf` wins),
+# e.g. {"spark.yarn.appMasterEnv.SPARK_LOCAL_IP": "127.0.0.1"}.
+YARN_SPARK_CONF = _json_object("MIRRORPLANE_YARN_SPARK_CONF")
 # Metric history: minutes (MetricMinute) for this many hours, then merged into hours (MetricHour); at least
 # 25 so that the 24 h graphs always read minutes.
 METRICS_MINUTE_RETENTION_HOURS = _at_least("MIRRORPLANE_METRICS_MINUTE_RETENTION_HOURS", "48", 25, "hours")

@@ -87,6 +87,14 @@ _JAR_VERSION = re.compile(r"^hadoop-client-api-(?P<version>\d[\w.\-]*)\.jar$")
 # -- versions, jars and the JDK -------------------------------------------------------------
 
 
+# Spark properties that keep a YARN application's driver and executors on loopback, like the test bed's
+# daemons (the host name resolves to loopback, but Spark would bind to the first interface's address).
+LOOPBACK_SPARK_CONF = {
+    "spark.yarn.appMasterEnv.SPARK_LOCAL_IP": HOST,
+    "spark.executorEnv.SPARK_LOCAL_IP": HOST,
+}
+
+
 def hadoop_version() -> str:
     """The Hadoop version of pyspark's bundled client (`jars/hadoop-client-api-<version>.jar`)."""
     from controlplane.infra.spark import pyspark_home
@@ -374,9 +382,7 @@ class HadoopCluster:
             "spark.pyspark.python": python,
             "spark.yarn.appMasterEnv.PYSPARK_PYTHON": python,
             "spark.executorEnv.PYSPARK_PYTHON": python,
-            "spark.yarn.appMasterEnv.SPARK_LOCAL_IP": HOST,
-            "spark.executorEnv.SPARK_LOCAL_IP": HOST,
-        }
+        } | LOOPBACK_SPARK_CONF
 
     # -- lifecycle --------------------------------------------------------------------------
 

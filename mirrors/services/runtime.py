@@ -185,7 +185,7 @@ def cluster_submit_argv(mirror: Mirror, archive: str, code: Path, config: Path, 
         "spark.yarn.appMasterEnv.PYSPARK_PYTHON": python,
         "spark.executorEnv.PYSPARK_PYTHON": python,
         "spark.ui.showConsoleProgress": "false",
-    } | mirror_conf(mirror)
+    } | settings.YARN_SPARK_CONF | mirror_conf(mirror)
     own = mirror_conf(mirror).get("spark.driver.extraJavaOptions", "")
     conf["spark.driver.extraJavaOptions"] = " ".join(filter(None, [driver_java_options(mirror), own]))
     argv = [str(Path(sys.executable).parent / "spark-submit"), "--master", "yarn", "--deploy-mode", "cluster",

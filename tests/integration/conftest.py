@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -14,7 +15,7 @@ import pytest
 from django.conf import settings
 
 from controlplane.infra import processes
-from controlplane.infra.hadoop import HadoopCluster
+from controlplane.infra.hadoop import LOOPBACK_SPARK_CONF, HadoopCluster
 from controlplane.infra.stack import Devstack
 from mirrors.services import runtime
 from mirrors.services.redis_client import get_redis, use_redis
@@ -48,7 +49,7 @@ def north(devstack) -> str:
 
 
 @pytest.fixture(scope="session")
-def yarn(devstack) -> HadoopCluster:
+def yarn_cluster(devstack) -> HadoopCluster:
     """HDFS and YARN (a NameNode, a DataNode, a ResourceManager, two NodeManagers) on the session's stack,
     started on first use and reused; the stack's `down()` stops them."""
     devstack.up(list(devstack.clusters), with_yarn=True)
@@ -69,19 +70,43 @@ def control_plane(devstack, django_db_setup, django_db_blocker):
         MIRRORPLANE_REDIS_URL=devstack.redis_url,
         MIRRORPLANE_RECONCILE_SECONDS="1",
         MIRRORPLANE_SPARK_DRIVER_MEMORY="768m",
+        # The YARN test bed's client configuration, there once a test asks for `yarn_cluster`.
+        HADOOP_CONF_DIR=str(devstack.root / "hadoop" / "conf"),
+        MIRRORPLANE_YARN_SPARK_CONF=json.dumps(LOOPBACK_SPARK_CONF),
+        SPARK_LOCAL_IP="127.0.0.1",
     )
     log = settings.VAR_DIR / "celery.log"
-    argv = [sys.executable, "-m", "celery", "-A", "controlplane", "worker", "--beat", "--pool", "solo",
-            "--loglevel", "INFO", "-n", f"test-{uuid.uuid4().hex[:6]}@%h",
-            "--schedule", str(settings.VAR_DIR / "celerybeat-schedule")]
+
+    def worker_argv(name: str) -> list[str]:
+        return [sys.executable, "-m", "celery", "-A", "controlplane", "worker", "--beat", "--pool", "solo",
+                "--loglevel", "INFO", "-n", f"{name}-{uuid.uuid4().hex[:6]}@%h",
+                "--schedule", str(settings.VAR_DIR / f"celerybeat-schedule-{name}")]
+
+    argv = worker_argv("test")
     plane = {"pid": processes.spawn(argv, log, env=env, cwd=ROOT).pid, "log": log, "redis": get_redis()}
+
+    def kill_worker() -> None:
+        """SIGKILL the worker and its beat, as when its host is lost."""
+        os.killpg(plane["pid"], signal.SIGKILL)
+        processes.reap(plane["pid"])
+
+    def start_worker() -> int:
+        plane["pid"] = processes.spawn(argv, log, env=env, cwd=ROOT).pid
+        return plane["pid"]
 
     def restart_worker() -> int:
         """SIGKILL the worker (and its beat) and start a new one, as a crashed host's supervisor would."""
-        os.killpg(plane["pid"], signal.SIGKILL)  # the worker and its embedded beat
-        processes.reap(plane["pid"])
-        plane["pid"] = processes.spawn(argv, log, env=env, cwd=ROOT).pid
-        return plane["pid"]
+        kill_worker()
+        return start_worker()
+
+    def spawn_worker(name: str) -> int:
+        """Another worker with beat and a data folder of its own, standing for a second host."""
+        data = settings.VAR_DIR / f"data-{name}"
+        return processes.spawn(worker_argv(name), settings.VAR_DIR / f"celery-{name}.log", cwd=ROOT,
+                               env=env | {"MIRRORPLANE_DATA_DIR": str(data)}).pid
+
+    def stop_worker(pid: int) -> None:
+        processes.terminate(pid, "celery", grace_seconds=15)
 
     @contextlib.contextmanager
     def stopped():
@@ -93,6 +118,8 @@ def control_plane(devstack, django_db_setup, django_db_blocker):
             plane["pid"] = processes.spawn(argv, log, env=env, cwd=ROOT).pid
 
     plane["restart_worker"] = restart_worker
+    plane.update(kill_worker=kill_worker, start_worker=start_worker, spawn_worker=spawn_worker,
+                 stop_worker=stop_worker)
     plane["stopped"] = stopped
     try:
         yield plane

@@ -8,6 +8,7 @@ there in cluster deploy mode, its checkpoint on HDFS.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
@@ -24,6 +25,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from controlplane.infra import processes
+from controlplane.infra.hadoop import LOOPBACK_SPARK_CONF
 from controlplane.infra.stack import Devstack
 from mirrors.models import Cluster, Mirror
 from mirrors.services import runtime
@@ -75,7 +77,8 @@ class Command(BaseCommand):
         env = dict(os.environ, MIRRORPLANE_REDIS_URL=self.stack.redis_url,
                    DJANGO_SETTINGS_MODULE="controlplane.settings")
         if on_yarn:
-            env["HADOOP_CONF_DIR"] = str(self.stack.hadoop.conf_dir)
+            env.update(HADOOP_CONF_DIR=str(self.stack.hadoop.conf_dir), SPARK_LOCAL_IP="127.0.0.1",
+                       MIRRORPLANE_YARN_SPARK_CONF=json.dumps(LOOPBACK_SPARK_CONF))
         self._step("preparing the database")
         call_command("migrate", verbosity=0)
         password = os.environ.get("DEMO_ADMIN_PASSWORD") or secrets.token_urlsafe(12)

@@ -1,0 +1,243 @@
+"""Mirrors on a real YARN + HDFS cluster (two NodeManagers), supervised by the real Celery worker.
+
+The driver runs in a YARN container in cluster deploy mode; the checkpoint is on HDFS; the worker
+finds the application by its tags through the ResourceManager's REST API.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from controlplane.infra import hadoop_fs, processes, yarn
+from mirrors.engines import EngineError, EngineUnavailable
+from mirrors.engines.yarn import YarnEngine
+from mirrors.models import Mirror
+from tests.integration import kafka_tools
+from tests.integration.test_mirror_end_to_end import create_clusters, make_records, wait_for_status
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PARTITIONS = 3
+# Small containers: the driver (AM) and one executor per mirror fit the test bed's NodeManagers.
+YARN_SPARK = {"master": "yarn", "driver_memory": "640m", "executor_memory": "512m", "num_executors": 1,
+              "executor_cores": 2}
+
+
+def rm_applications(rm: yarn.ResourceManager, mirror: str, states=yarn.ALIVE_STATES) -> list[yarn.YarnApplication]:
+    return [app for app in rm.applications(f"mirrorplane-mirror-{mirror}", states)
+            if f"mirrorplane-mirror-{mirror}" in app.tags]
+
+
+def driver_processes_on_this_host(name: str) -> list[int]:
+    """Processes of the mirror's driver that run outside YARN's containers (there must be none)."""
+    return [pid for pid in processes.find_processes(f"mirrorplane-{name}")
+            if "appcache" not in processes.cmdline(pid) and "nm-local-dir" not in processes.cmdline(pid)]
+
+
+def create_yarn_mirror(api, name: str, topic: str, spark: dict | None = None, connectors: dict | None = None):
+    response = api.post("/api/v1/mirrors/", {
+        "name": name, "source": "east", "target": "west", "topics": topic,
+        "spark": spark or YARN_SPARK,
+        "connectors": connectors or {"source": {"tasks_max": 2}},
+    }, format="json")
+    assert response.status_code == 201, response.content
+    return response
+
+
+def test_a_yarn_mirror_copies_byte_identical_records_from_a_driver_in_a_container(
+        api, devstack, yarn_cluster, control_plane, unique, figures):
+    topic, name = f"yarn-{unique}", f"yarn-{unique}"
+    east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
+    kafka_tools.create_topic(east, topic, PARTITIONS)
+    expected = make_records(200_000, PARTITIONS, seed=11)
+    kafka_tools.produce(east, topic, expected)
+    create_clusters(api, devstack)
+    created = time.monotonic()
+    create_yarn_mirror(api, name, topic)
+
+    status = wait_for_status(api, name, lambda s: s["application"]["id"], 240)
+    application = status["application"]
+    assert application["engine"] == "yarn" and application["id"].startswith("application_")
+    received = kafka_tools.consume_all(west, f"east.{topic}", 200_000, timeout=300)
+    copied = time.monotonic() - created
+    assert received == expected, "records differ (partition, key, value, headers or timestamp)"
+
+    rm = yarn.ResourceManager(yarn_cluster.resourcemanager_url)
+    [app] = rm_applications(rm, name)
+    assert app.id == application["id"] and app.state == "RUNNING"
+    nodes = {node["nodeHTTPAddress"]: node["id"] for node in rm.nodes()}
+    assert app.am_host in nodes, f"the driver's container {app.am_host} is on none of {list(nodes)}"
+    status = wait_for_status(api, name, lambda s: s["application"]["tracking_url"], 30)
+    assert status["application"]["tracking_url"].startswith("http")
+    checkpoint = YarnEngine(conf_dir=str(yarn_cluster.conf_dir)).checkpoint_location(name)
+    assert checkpoint.startswith(yarn_cluster.namenode_uri)
+    env = yarn_cluster.submit_env()
+    assert hadoop_fs.exists(f"{checkpoint}/source/offsets", env), "no streaming checkpoint on HDFS"
+    assert driver_processes_on_this_host(name) == [], "a driver of the mirror runs outside YARN"
+    figures(f"200,000 records copied byte-identical {copied:.1f} s after the POST; driver in YARN container on "
+            f"{nodes[app.am_host]}; checkpoint at {checkpoint}")
+
+    assert api.delete(f"/api/v1/mirrors/{name}/").status_code == 204
+    deadline = time.monotonic() + 90
+    while rm_applications(rm, name) or hadoop_fs.exists(checkpoint, env):
+        assert time.monotonic() < deadline, "the deleted mirror's application or checkpoint is still there"
+        time.sleep(1)
+
+
+@pytest.mark.parametrize(("case", "spark", "reason"), [
+    ("queue", YARN_SPARK | {"queue": "nosuch"}, "nosuch"),
+    ("memory", YARN_SPARK | {"driver_memory": "8g"}, "above the max threshold"),
+])
+def test_bad_yarn_input_fails_the_mirror_with_yarns_reason(api, devstack, yarn_cluster, control_plane, unique,
+                                                           case, spark, reason, figures):
+    name = f"bad-{case}-{unique}"
+    topic = f"bad-{unique}"
+    kafka_tools.create_topic(devstack.clusters["east"].bootstrap_servers, topic, 1)
+    create_clusters(api, devstack)
+    create_yarn_mirror(api, name, topic, spark=spark, connectors={
+        kind: {"config": {}, "max_restarts": 1} for kind in ("source", "checkpoint", "heartbeat")})
+    status = wait_for_status(api, name, lambda s: s["application"]["state"] == "failed", 240)
+    assert reason in status["application"]["last_error"], status["application"]["last_error"]
+    assert "not restarted" in status["application"]["last_error"]
+    assert all(c["state"] == "FAILED" and reason in c["error"] for c in status["connectors"].values())
+    time.sleep(5)  # a few more passes: no crash loop
+    again = api.get(f"/api/v1/mirrors/{name}/status/").json()["application"]
+    assert again["restarts"] == status["application"]["restarts"] <= 1
+    rm = yarn.ResourceManager(yarn_cluster.resourcemanager_url)
+    assert rm_applications(rm, name) == [], "something half-submitted is left running"
+    figures(f"{case}: FAILED after {again['restarts']} restart(s): {status['application']['last_error'][:160]!r}")
+
+
+def test_an_unreachable_resourcemanager_is_refused_with_its_address(tmp_path):
+    (tmp_path / "yarn-site.xml").write_text(
+        "<configuration><property><name>yarn.resourcemanager.webapp.address</name>"
+        f"<value>127.0.0.1:{processes.free_port()}</value></property></configuration>")
+    engine = YarnEngine(conf_dir=str(tmp_path))
+    with pytest.raises(EngineUnavailable, match=r"ResourceManager at http://127\.0\.0\.1:\d+ is unreachable"):
+        engine.live({})
+    with pytest.raises(EngineError, match="is unreachable"):
+        engine.submit(Mirror(name="m"))
+
+
+def count_and_check(received: dict, expected: dict) -> int:
+    """Duplicates on the target; asserts that every record arrived, in order, per partition."""
+    duplicates = 0
+    for partition, records in expected.items():
+        keys = [record.key for record in received.get(partition, [])]
+        unique_in_order = list(dict.fromkeys(keys))
+        duplicates += len(keys) - len(unique_in_order)
+        assert unique_in_order == [r.key for r in records], f"partition {partition} lost or reordered records"
+    return duplicates
+
+
+def test_losing_the_nodemanager_that_hosts_the_driver_loses_nothing(
+        api, devstack, yarn_cluster, control_plane, unique, figures):
+    """kill -9 of the NodeManager (and its containers) that runs the driver, mid-backfill."""
+    from tests.integration.kafka_tools import Record
+
+    topic, name = f"nmloss-{unique}", f"nmloss-{unique}"
+    records = 500_000
+    east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
+    kafka_tools.create_topic(east, topic, PARTITIONS)
+    payload = b"y" * 200
+    expected = {p: [Record(f"{p}-{i}".encode(), payload, (), 1_700_000_000_000 + i)
+                    for i in range(records // PARTITIONS + (1 if p < records % PARTITIONS else 0))]
+                for p in range(PARTITIONS)}
+    kafka_tools.produce(east, topic, expected)
+    create_clusters(api, devstack)
+    create_yarn_mirror(api, name, topic, connectors={"source": {"tasks_max": 2, "config": {
+        "batch.max.records": "20000"}}})
+    remote = f"east.{topic}"
+    deadline = time.monotonic() + 300
+    while sum(kafka_tools.end_offsets(west, remote).values()) < records // 10:
+        assert time.monotonic() < deadline, "the backfill did not start"
+        time.sleep(0.5)
+    rm = yarn.ResourceManager(yarn_cluster.resourcemanager_url)
+    [app] = rm_applications(rm, name)
+    nodes = {node["nodeHTTPAddress"]: node["id"] for node in rm.nodes()}
+    lost = nodes[app.am_host]
+    copied_at_kill = sum(kafka_tools.end_offsets(west, remote).values())
+    assert copied_at_kill < records, "the backfill finished before the kill: make batches smaller"
+    yarn_cluster.kill_nodemanager(lost)
+    killed_at = time.monotonic()
+    try:
+        # Running again: an application of the mirror with its driver on the other NodeManager, copying.
+        deadline = killed_at + 90
+        while True:
+            apps = [a for a in rm_applications(rm, name) if a.state == "RUNNING" and a.am_host
+                    and nodes.get(a.am_host) not in (None, lost)]
+            if apps and sum(kafka_tools.end_offsets(west, remote).values()) > copied_at_kill:
+                break
+            assert time.monotonic() < deadline, f"not running again on the other NodeManager within 90 s: " \
+                                                f"{[(a.id, a.state, a.am_host) for a in rm_applications(rm, name)]}"
+            time.sleep(1)
+        recovered = time.monotonic() - killed_at
+        how = "YARN's second attempt of the same application" if apps[0].id == app.id else \
+            f"our resubmission ({apps[0].id})"
+        wait_for_status(api, name, lambda s: {
+            p["partition"]: p["last_upstream_offset"] for p in (s["progress"] or {}).get("partitions", [])
+            if p["topic"] == topic} == {p: len(expected[p]) - 1 for p in range(PARTITIONS)}, 400)
+        total = sum(kafka_tools.end_offsets(west, remote).values())
+        received = kafka_tools.consume_all(west, remote, total, timeout=240)
+        duplicates = count_and_check(received, expected)
+        assert sum(len(r) for r in received.values()) == total == records + duplicates
+        assert len(rm_applications(rm, name)) == 1
+        figures(f"NodeManager {lost} killed at {copied_at_kill} of {records} records; running again on the other "
+                f"NodeManager after {recovered:.1f} s by {how}; 0 lost, {duplicates} duplicates")
+    finally:
+        yarn_cluster.restart_nodemanager(lost)
+        api.delete(f"/api/v1/mirrors/{name}/")
+
+
+def test_two_workers_on_two_hosts_keep_one_application_per_mirror(
+        api, devstack, yarn_cluster, control_plane, unique, figures):
+    """A second worker with its own data folder (another host); the first is killed with -9 and comes back
+    later. Sampled from the ResourceManager every second: never two applications of one mirror."""
+    mirrors = 3
+    seconds = 150
+    east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
+    create_clusters(api, devstack)
+    names = [f"ha{i}-{unique}" for i in range(mirrors)]
+    for name in names:
+        kafka_tools.create_topic(east, name, 1)
+        create_yarn_mirror(api, name, name, spark=YARN_SPARK | {"executor_cores": 1},
+                           connectors={"source": {"tasks_max": 1}})
+    second = control_plane["spawn_worker"]("second")
+    rm = yarn.ResourceManager(yarn_cluster.resourcemanager_url)
+    try:
+        for name in names:
+            wait_for_status(api, name, lambda s: s["application"]["state"] == "running", 300)
+        most = dict.fromkeys(names, 0)
+        started = time.monotonic()
+        killed = restarted = False
+        sequence = 0
+        while time.monotonic() - started < seconds:
+            elapsed = time.monotonic() - started
+            if not killed and elapsed > 20:
+                control_plane["kill_worker"]()
+                killed = True
+            if killed and not restarted and elapsed > 80:
+                control_plane["start_worker"]()
+                restarted = True
+            sequence += 1
+            for name in names:
+                kafka_tools.produce(east, name, {0: [kafka_tools.Record(f"{sequence}".encode(), b"v", (), 0)]})
+                most[name] = max(most[name], len(rm_applications(rm, name)))
+            time.sleep(1)
+        assert max(most.values()) <= 1, f"more than one application of a mirror at once: {most}"
+        deadline = time.monotonic() + 90
+        while True:  # every mirror kept replicating: the target catches up with every record produced
+            copied = {name: sum(kafka_tools.end_offsets(west, f"east.{name}").values()) for name in names}
+            if all(count >= sequence for count in copied.values()):
+                break
+            assert time.monotonic() < deadline, f"a mirror stopped replicating: {copied} of {sequence}"
+            time.sleep(1)
+        figures(f"{mirrors} YARN mirrors, 2 workers, one killed -9 at 20 s and restarted at 80 s, "
+                f"{seconds} s sampled every second: at most {max(most.values())} application per mirror; "
+                f"copied {sorted(copied.values())} of {sequence} records each")
+    finally:
+        control_plane["stop_worker"](second)
+        for name in names:
+            api.delete(f"/api/v1/mirrors/{name}/")
