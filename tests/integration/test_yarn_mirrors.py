@@ -97,7 +97,7 @@ def test_bad_yarn_input_fails_the_mirror_with_yarns_reason(api, devstack, yarn_c
     kafka_tools.create_topic(devstack.clusters["east"].bootstrap_servers, topic, 1)
     create_clusters(api, devstack)
     create_yarn_mirror(api, name, topic, spark=spark, connectors={
-        kind: {"config": {}, "max_restarts": 1} for kind in ("source", "checkpoint", "heartbeat")})
+        kind: {"auto_restart": {"max_restarts": 1}} for kind in ("source", "checkpoint", "heartbeat")})
     status = wait_for_status(api, name, lambda s: s["application"]["state"] == "failed", 240)
     assert reason in status["application"]["last_error"], status["application"]["last_error"]
     assert "not restarted" in status["application"]["last_error"]
