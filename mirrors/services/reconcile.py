@@ -249,6 +249,7 @@ class Reconciler:
             try:
                 existing = engine.live({}).get(mirror.name, [])
             except EngineUnavailable as error:
+                deployment.generation = mirror.generation  # this configuration failed: FAILED stays FAILED
                 self._failed(deployment, str(error), now, connectors)
                 return
             if existing:
@@ -259,6 +260,7 @@ class Reconciler:
             try:
                 app = engine.submit(mirror)
             except EngineError as error:
+                deployment.generation = mirror.generation
                 self._failed(deployment, f"the {engine.name} engine refused the application: {error}", now,
                              connectors)
                 return

@@ -165,7 +165,7 @@ def test_an_unreachable_engine_fails_a_new_mirror_with_its_reason_up_to_max_rest
         passes(engine, redis)
         Deployment.objects.filter(mirror_name="m").update(next_attempt_at=None)
     deployment = Deployment.objects.get(mirror_name="m")
-    assert deployment.state == "failed" and deployment.restarts == 2
+    assert deployment.state == "failed" and deployment.restarts == 2, "failed, then restarted again"
     assert "ResourceManager at http://rm:8088 is unreachable" in deployment.last_error
     assert "not restarted: 2 restarts reached the limit 2" in deployment.last_error
     assert engine.submitted == []
@@ -178,6 +178,9 @@ def test_a_refused_submission_shows_the_engine_reason(world):
     passes(engine, redis)
     deployment = Deployment.objects.get(mirror_name="m")
     assert deployment.state == "failed" and "above the max threshold (4096 MB)" in deployment.last_error
+    passes(engine, redis, 3)  # failed stays failed: no crash loop
+    again = Deployment.objects.get(mirror_name="m")
+    assert (again.state, again.restarts, again.submissions) == ("failed", deployment.restarts, 0)
 
 
 def test_an_application_that_ended_is_judged_by_its_engine_outcome(world):

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
-from controlplane.infra import hadoop_fs
+from controlplane.infra import hadoop_fs, yarn
 from mirrors.services import runtime
 from mirrors.services.redis_client import get_redis
 from spark_runtime import channel
@@ -41,14 +39,22 @@ def records(partition: int, first: int, count: int) -> list[Record]:
             for i in range(first, first + count)]
 
 
-def checkpoint_location(name: str) -> str:
-    """The mirror's checkpoint folder, as the control plane told its application."""
+def checkpoint_location(name: str, hadoop_conf: str | None = None) -> str:
+    """The mirror's checkpoint folder, as the control plane told its application (on YARN: as the engine
+    places it; the configuration file left the worker with the submission)."""
+    if hadoop_conf:
+        from mirrors.engines.yarn import YarnEngine
+
+        return YarnEngine(conf_dir=hadoop_conf).checkpoint_location(name)
     config = json.loads((runtime.work_dir(name) / runtime.APP_CONFIG).read_text())
     return config.get("checkpoint_location") or str(runtime.work_dir(name) / "checkpoints")
 
 
-def local_path(uri: str) -> Path:
-    return Path(urlparse(uri).path if uri.startswith("file:") else uri)
+def yarn_alive(request, name: str) -> bool:
+    from tests.integration.test_yarn_mirrors import rm_applications
+
+    rm = yarn.ResourceManager(request.getfixturevalue("yarn_cluster").resourcemanager_url)
+    return bool(rm_applications(rm, name))
 
 
 def verb(api, name: str, kind: str, action: str) -> None:
@@ -63,8 +69,17 @@ def copied_up_to(api, name: str, topic: str, last: int, timeout: float) -> dict:
         if p["topic"] == topic} == dict.fromkeys(range(PARTITIONS), last), timeout)
 
 
-@pytest.mark.parametrize("stop", ["application", "source-connector"])
-def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane, unique, figures, stop):
+@pytest.mark.parametrize(("stop", "engine"), [("application", "local"), ("source-connector", "local"),
+                                              ("application", "yarn")])
+def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane, unique, figures, stop, engine,
+                                                   request):
+    """On YARN the checkpoint is on HDFS and goes through Hadoop's FileSystem like a lost HDFS folder would."""
+    env = None
+    spark = {}
+    if engine == "yarn":
+        from tests.integration.test_yarn_mirrors import YARN_SPARK
+
+        env, spark = request.getfixturevalue("yarn_cluster").submit_env(), YARN_SPARK
     topic, name = f"lost-{unique}", f"lost-{unique}"
     remote = f"east.{topic}"
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
@@ -75,7 +90,7 @@ def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane,
     created = time.monotonic()
     response = api.post("/api/v1/mirrors/", {
         "name": name, "source": "east", "target": "west", "topics": topic,
-        "connectors": {"source": {"tasks_max": 2, "config": {"batch.max.records": str(BATCH)}}},
+        "connectors": {"source": {"tasks_max": 2, "config": {"batch.max.records": str(BATCH)}}}, "spark": spark,
     }, format="json")
     assert response.status_code == 201, response.content
     copied_up_to(api, name, topic, per_partition - 1, 240)
@@ -86,20 +101,21 @@ def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane,
     kinds = ("source", "checkpoint", "heartbeat") if stop == "application" else ("source",)
     for kind in kinds:
         verb(api, name, kind, "stop")
+    location = checkpoint_location(name, env["HADOOP_CONF_DIR"] if env else None)
     if stop == "application":
         wait_for_status(api, name, lambda s: s["application"]["state"] == "not_running"
-                        and not s["application"]["pid"], 60)
+                        and not s["application"]["pid"] and not s["application"]["id"], 60)
         deadline = time.monotonic() + 30
-        while name in runtime.running_apps():  # its last processes are exiting
+        while name in runtime.running_apps() or (engine == "yarn" and yarn_alive(request, name)):  # exiting
             assert time.monotonic() < deadline, f"the application of {name} did not exit"
             time.sleep(0.2)
     else:
         wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "STOPPED", 60)
-    location = checkpoint_location(name)
-    source_checkpoint = local_path(location) / "source"
-    assert (source_checkpoint / "offsets").is_dir(), f"no checkpoint where the application was told: {location}"
-    hadoop_fs.delete(location)
-    assert not local_path(location).exists()
+    source_checkpoint = f"{location}/source"
+    assert hadoop_fs.exists(f"{source_checkpoint}/offsets", env), f"no checkpoint where the application was told: " \
+                                                                 f"{location}"
+    hadoop_fs.delete(location, env)
+    assert not hadoop_fs.exists(location, env)
     kafka_tools.produce(east, topic, {p: records(p, per_partition, MORE // PARTITIONS) for p in range(PARTITIONS)})
     total_per_partition = per_partition + MORE // PARTITIONS
 
@@ -108,7 +124,7 @@ def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane,
         verb(api, name, kind, "resume")
     copied_up_to(api, name, topic, total_per_partition - 1, 240)
     resume_seconds = time.monotonic() - restarted
-    assert (source_checkpoint / "offsets").is_dir(), "the new query checkpoints where the old one did"
+    assert hadoop_fs.exists(f"{source_checkpoint}/offsets", env), "the new query checkpoints where the old one did"
 
     # Every record, in order per partition; the duplicates are the records after the latest sync.
     received = kafka_tools.read_topic(west, remote)
@@ -148,7 +164,7 @@ def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane,
     lags = [sum(p["records"] for p in point["partitions"] if p["topic"] == topic) for point in points]
     worst_lag = max(lags, default=0)
     assert worst_lag <= MORE + sum(duplicates.values()), lags
-    figures(f"stopping the {stop}, checkpoint deleted: {BACKLOG} records copied in {backlog_seconds:.1f} s, "
+    figures(f"{engine}: stopping the {stop}, checkpoint deleted: {BACKLOG} records copied in {backlog_seconds:.1f} s, "
             f"{MORE} more written while stopped; all {BACKLOG + MORE} on the target {resume_seconds:.1f} s after "
             f"the resume (lag at most {worst_lag} records, {len(lags)} points); duplicates per partition "
             f"{duplicates} (offset.lag.max {MAX_OFFSET_LAG}, batch.max.records {BATCH}; a re-copy: {BACKLOG})")

@@ -102,9 +102,11 @@ def test_bad_yarn_input_fails_the_mirror_with_yarns_reason(api, devstack, yarn_c
     assert reason in status["application"]["last_error"], status["application"]["last_error"]
     assert "not restarted" in status["application"]["last_error"]
     assert all(c["state"] == "FAILED" and reason in c["error"] for c in status["connectors"].values())
-    time.sleep(5)  # a few more passes: no crash loop
-    again = api.get(f"/api/v1/mirrors/{name}/status/").json()["application"]
-    assert again["restarts"] == status["application"]["restarts"] <= 1
+    for _ in range(10):  # ten more passes (one a second): no crash loop
+        time.sleep(1)
+        again = api.get(f"/api/v1/mirrors/{name}/status/").json()["application"]
+        assert (again["state"], again["restarts"]) == ("failed", status["application"]["restarts"])
+    assert again["restarts"] <= 1
     rm = yarn.ResourceManager(yarn_cluster.resourcemanager_url)
     assert rm_applications(rm, name) == [], "something half-submitted is left running"
     figures(f"{case}: FAILED after {again['restarts']} restart(s): {status['application']['last_error'][:160]!r}")
