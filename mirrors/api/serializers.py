@@ -107,12 +107,24 @@ SOURCE_ONLY_PROPERTIES = {"offset-syncs.topic.location", "emit.offset-syncs.enab
                           "replication.policy.internal.topic.separator.enabled"}
 
 
-class AutoRestartSerializer(serializers.Serializer):
+class _KnownKeysOnly(serializers.Serializer):
+    """Refuses keys it does not know (a misplaced `max_restarts` was silently ignored), naming them."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {key: f"unknown key: use {', '.join(self.fields)}" for key in unknown})
+        return super().to_internal_value(data)
+
+
+class AutoRestartSerializer(_KnownKeysOnly):
     enabled = serializers.BooleanField(required=False)
     max_restarts = serializers.IntegerField(required=False, allow_null=True, min_value=0)
 
 
-class ConnectorSpecSerializer(serializers.Serializer):
+class ConnectorSpecSerializer(_KnownKeysOnly):
     tasks_max = serializers.IntegerField(required=False, min_value=1, max_value=1000)
     state = serializers.ChoiceField(choices=DesiredState.choices, required=False)
     auto_restart = AutoRestartSerializer(required=False)

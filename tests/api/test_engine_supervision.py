@@ -242,3 +242,13 @@ def test_cluster_mode_command_line_carries_tags_and_resources_but_no_credential(
         assert option in line, option
     assert "s3cret-password" not in line
     assert "s3cret-password" in config.read_text() and oct(config.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_misplaced_connector_key_is_refused_with_its_name(api):
+    Cluster.objects.create(alias="east", bootstrap_servers="east:9092")
+    Cluster.objects.create(alias="west", bootstrap_servers="west:9092")
+    response = api.post("/api/v1/mirrors/", {"name": "m", "source": "east", "target": "west", "connectors": {
+        "source": {"max_restarts": 1}}}, format="json")
+    assert response.status_code == 400
+    assert "max_restarts" in str(response.json()) and "unknown key" in str(response.json())
+    assert not Cluster.objects.get(alias="east").outgoing_mirrors.exists()
