@@ -42,6 +42,9 @@ log = logging.getLogger(__name__)
 
 MAX_BACKOFF_SECONDS = 60.0
 
+# How long an application of an older configuration may take to exit by itself before it is killed.
+GENERATION_GRACE = timedelta(seconds=30)
+
 # How precisely the last status report is remembered (a database write at most this often per mirror).
 REPORT_GRANULARITY = timedelta(seconds=5)
 
@@ -212,6 +215,14 @@ class Reconciler:
                 return  # given up after max_restarts: an operator's restart (or a new configuration) revives it
             deployment.state, deployment.restarts, deployment.consecutive_failures = ApplicationState.NOT_RUNNING, 0, 0
         if app is not None:
+            if app.generation is not None and app.generation != mirror.generation:
+                # It exits by itself when it reads the new generation; its successor is submitted once it
+                # is gone. One that does not exit within the grace period is killed.
+                if now - mirror.updated_at > GENERATION_GRACE:
+                    log.warning("mirror %s: application %s still runs generation %d of %d: killing it",
+                                mirror.name, app.id, app.generation, mirror.generation)
+                    self._kill(engine, [app])
+                return
             self._adopt(deployment, engine, app)
             started = deployment.submitted_at or now
             if status is not None:

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from mirrors.engines import Application, Engine, EngineError, Engines, EngineUnavailable, Outcome
-from mirrors.models import Cluster, Deployment
+from mirrors.models import Cluster, Deployment, Mirror
 from mirrors.services.mirrors import create_mirror
 from mirrors.services.reconcile import Reconciler, submission_lease_key
 from spark_runtime import channel
@@ -252,3 +252,25 @@ def test_a_misplaced_connector_key_is_refused_with_its_name(api):
     assert response.status_code == 400
     assert "max_restarts" in str(response.json()) and "unknown key" in str(response.json())
     assert not Cluster.objects.get(alias="east").outgoing_mirrors.exists()
+
+
+def test_an_application_of_an_old_generation_that_does_not_exit_is_killed_after_the_grace(world):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from mirrors.services.mirrors import update_mirror
+    from mirrors.services.reconcile import GENERATION_GRACE
+
+    engine, redis, mirror = world
+    passes(engine, redis)
+    old = Deployment.objects.get(mirror_name="m").application_id
+    update_mirror(mirror, topics="orders")  # a new generation: the running driver should exit
+    passes(engine, redis)
+    assert list(engine.apps) == [old] and engine.killed == [], "killed before it could exit by itself"
+    Mirror.objects.filter(name="m").update(updated_at=timezone.now() - GENERATION_GRACE - timedelta(seconds=1))
+    passes(engine, redis)
+    assert engine.killed == [old]
+    passes(engine, redis)
+    deployment = Deployment.objects.get(mirror_name="m")
+    assert len(engine.submitted) == 2 and deployment.generation == 2 and deployment.restarts == 0
