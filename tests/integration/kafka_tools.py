@@ -20,6 +20,24 @@ class Record:
     timestamp: int
 
 
+def backfill(count: int, partitions: int, payload: bytes = b"x" * 200) -> dict[int, list[Record]]:
+    """`count` records spread over `partitions`, keyed `<partition>-<n>`, with increasing timestamps."""
+    return {p: [Record(f"{p}-{i}".encode(), payload, (), 1_700_000_000_000 + i)
+                for i in range(count // partitions + (1 if p < count % partitions else 0))]
+            for p in range(partitions)}
+
+
+def duplicates_after_check(received: dict[int, list[Record]], expected: dict[int, list[Record]]) -> int:
+    """Records copied more than once; asserts that every expected record arrived, in order, per partition."""
+    duplicates = 0
+    for partition, records in expected.items():
+        keys = [record.key for record in received.get(partition, [])]
+        unique_in_order = list(dict.fromkeys(keys))
+        duplicates += len(keys) - len(unique_in_order)
+        assert unique_in_order == [r.key for r in records], f"partition {partition} lost or reordered records"
+    return duplicates
+
+
 def create_topic(bootstrap: str, topic: str, partitions: int, config: dict[str, str] | None = None) -> None:
     """A topic that keeps its records whatever their timestamps (unless `config` says otherwise)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive the futures

@@ -123,30 +123,14 @@ def test_an_unreachable_resourcemanager_is_refused_with_its_address(tmp_path):
         engine.submit(Mirror(name="m"))
 
 
-def count_and_check(received: dict, expected: dict) -> int:
-    """Duplicates on the target; asserts that every record arrived, in order, per partition."""
-    duplicates = 0
-    for partition, records in expected.items():
-        keys = [record.key for record in received.get(partition, [])]
-        unique_in_order = list(dict.fromkeys(keys))
-        duplicates += len(keys) - len(unique_in_order)
-        assert unique_in_order == [r.key for r in records], f"partition {partition} lost or reordered records"
-    return duplicates
-
-
 def test_losing_the_nodemanager_that_hosts_the_driver_loses_nothing(
         api, devstack, yarn_cluster, control_plane, unique, figures):
     """kill -9 of the NodeManager (and its containers) that runs the driver, mid-backfill."""
-    from tests.integration.kafka_tools import Record
-
     topic, name = f"nmloss-{unique}", f"nmloss-{unique}"
     records = 500_000
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
     kafka_tools.create_topic(east, topic, PARTITIONS)
-    payload = b"y" * 200
-    expected = {p: [Record(f"{p}-{i}".encode(), payload, (), 1_700_000_000_000 + i)
-                    for i in range(records // PARTITIONS + (1 if p < records % PARTITIONS else 0))]
-                for p in range(PARTITIONS)}
+    expected = kafka_tools.backfill(records, PARTITIONS)
     kafka_tools.produce(east, topic, expected)
     create_clusters(api, devstack)
     create_yarn_mirror(api, name, topic, connectors={"source": {"tasks_max": 2, "config": {
@@ -183,7 +167,7 @@ def test_losing_the_nodemanager_that_hosts_the_driver_loses_nothing(
             if p["topic"] == topic} == {p: len(expected[p]) - 1 for p in range(PARTITIONS)}, 400)
         total = sum(kafka_tools.end_offsets(west, remote).values())
         received = kafka_tools.consume_all(west, remote, total, timeout=240)
-        duplicates = count_and_check(received, expected)
+        duplicates = kafka_tools.duplicates_after_check(received, expected)
         assert sum(len(r) for r in received.values()) == total == records + duplicates
         assert len(rm_applications(rm, name)) == 1
         figures(f"NodeManager {lost} killed at {copied_at_kill} of {records} records; running again on the other "
