@@ -99,11 +99,12 @@ def control_plane(devstack, django_db_setup, django_db_blocker):
         kill_worker()
         return start_worker()
 
-    def spawn_worker(name: str) -> int:
-        """Another worker with beat and a data folder of its own, standing for a second host."""
+    def spawn_worker(name: str, **overrides: str) -> int:
+        """Another worker with beat and a data folder of its own, standing for a second host (`overrides`:
+        environment variables of its own)."""
         data = settings.VAR_DIR / f"data-{name}"
         return processes.spawn(worker_argv(name), settings.VAR_DIR / f"celery-{name}.log", cwd=ROOT,
-                               env=env | {"MIRRORPLANE_DATA_DIR": str(data)}).pid
+                               env=env | {"MIRRORPLANE_DATA_DIR": str(data)} | overrides).pid
 
     def stop_worker(pid: int) -> None:
         processes.terminate(pid, "celery", grace_seconds=15)

@@ -6,6 +6,7 @@ finds the application by its tags through the ResourceManager's REST API.
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -112,6 +113,38 @@ def test_bad_yarn_input_fails_the_mirror_with_yarns_reason(api, devstack, yarn_c
     figures(f"{case}: FAILED after {again['restarts']} restart(s): {status['application']['last_error'][:160]!r}")
 
 
+def test_a_mirror_on_an_unreachable_resourcemanager_fails_with_its_address(api, devstack, yarn_cluster, control_plane,
+                                                                          unique, tmp_path, figures):
+    """The only worker's HADOOP_CONF_DIR names a ResourceManager that is not there."""
+    conf = tmp_path / "hadoop-conf"
+    conf.mkdir()
+    port = processes.free_port()
+    (conf / "yarn-site.xml").write_text(
+        "<configuration><property><name>yarn.resourcemanager.webapp.address</name>"
+        f"<value>127.0.0.1:{port}</value></property></configuration>")
+    (conf / "core-site.xml").write_text(
+        "<configuration><property><name>fs.defaultFS</name><value>hdfs://127.0.0.1:9</value></property>"
+        "</configuration>")
+    name = f"no-rm-{unique}"
+    kafka_tools.create_topic(devstack.clusters["east"].bootstrap_servers, name, 1)
+    create_clusters(api, devstack)
+    with control_plane["stopped"]():
+        worker = control_plane["spawn_worker"]("no-rm", HADOOP_CONF_DIR=str(conf))
+        try:
+            create_yarn_mirror(api, name, name, connectors={
+                kind: {"auto_restart": {"max_restarts": 2}} for kind in ("source", "checkpoint", "heartbeat")})
+            status = wait_for_status(api, name, lambda s: s["application"]["state"] == "failed", 120)
+            error = status["application"]["last_error"]
+            assert f"ResourceManager at http://127.0.0.1:{port} is unreachable" in error, error
+            assert "not restarted: 2 restarts reached the limit 2" in error
+            assert all(f"127.0.0.1:{port}" in c["error"] for c in status["connectors"].values())
+            figures(f"no ResourceManager: FAILED after {status['application']['restarts']} restarts: {error[:140]!r}")
+        finally:
+            api.delete(f"/api/v1/mirrors/{name}/")
+            time.sleep(3)  # the deletion is seen by this worker's pass
+            control_plane["stop_worker"](worker)
+
+
 def test_an_unreachable_resourcemanager_is_refused_with_its_address(tmp_path):
     (tmp_path / "yarn-site.xml").write_text(
         "<configuration><property><name>yarn.resourcemanager.webapp.address</name>"
@@ -180,9 +213,12 @@ def test_losing_the_nodemanager_that_hosts_the_driver_loses_nothing(
 def test_two_workers_on_two_hosts_keep_one_application_per_mirror(
         api, devstack, yarn_cluster, control_plane, unique, figures):
     """A second worker with its own data folder (another host); the first is killed with -9 and comes back
-    later. Sampled from the ResourceManager every second: never two applications of one mirror."""
-    mirrors = 3
-    seconds = 150
+    later. Sampled from the ResourceManager every second: never two applications of one mirror.
+
+    The suite runs 3 mirrors for 150 s; MIRRORPLANE_HA_MIRRORS and MIRRORPLANE_HA_SECONDS scale it up
+    (the test bed's NodeManagers hold about 5 mirrors of this size)."""
+    mirrors = int(os.environ.get("MIRRORPLANE_HA_MIRRORS", "3"))
+    seconds = float(os.environ.get("MIRRORPLANE_HA_SECONDS", "150"))
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
     create_clusters(api, devstack)
     names = [f"ha{i}-{unique}" for i in range(mirrors)]
@@ -201,10 +237,10 @@ def test_two_workers_on_two_hosts_keep_one_application_per_mirror(
         sequence = 0
         while time.monotonic() - started < seconds:
             elapsed = time.monotonic() - started
-            if not killed and elapsed > 20:
+            if not killed and elapsed > seconds * 0.13:
                 control_plane["kill_worker"]()
                 killed = True
-            if killed and not restarted and elapsed > 80:
+            if killed and not restarted and elapsed > seconds * 0.53:
                 control_plane["start_worker"]()
                 restarted = True
             sequence += 1
@@ -220,8 +256,9 @@ def test_two_workers_on_two_hosts_keep_one_application_per_mirror(
                 break
             assert time.monotonic() < deadline, f"a mirror stopped replicating: {copied} of {sequence}"
             time.sleep(1)
-        figures(f"{mirrors} YARN mirrors, 2 workers, one killed -9 at 20 s and restarted at 80 s, "
-                f"{seconds} s sampled every second: at most {max(most.values())} application per mirror; "
+        figures(f"{mirrors} YARN mirrors, 2 workers, one killed -9 at {seconds * 0.13:.0f} s and restarted at "
+                f"{seconds * 0.53:.0f} s, {seconds:.0f} s sampled every second: at most {max(most.values())} "
+                f"application per mirror; "
                 f"copied {sorted(copied.values())} of {sequence} records each")
     finally:
         control_plane["stop_worker"](second)
