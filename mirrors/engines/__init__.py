@@ -34,3 +34,8 @@ class Engines:
 
     def for_mirror(self, mirror: Mirror) -> Engine:
         return self.get(engine_name(mirror))
+
+    def configured(self) -> set[str]:
+        """The engines this installation can reach: each pass asks them all, so an application whose
+        mirror and deployment are both gone (a restored database) is still found and stopped."""
+        return {name for name in ENGINES if self.get(name).configured}

@@ -52,6 +52,11 @@ class Engine(ABC):
     name: ClassVar[str]
     stops_at_once: ClassVar[bool] = False  # kill() returns only once the application is gone
 
+    @property
+    def configured(self) -> bool:
+        """Whether this installation can reach such an engine at all (then every pass asks it)."""
+        return True
+
     def environment(self) -> dict[str, str]:
         """The environment of the engine's client processes (spark-submit, Hadoop's FsShell)."""
         return dict(os.environ)

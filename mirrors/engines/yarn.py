@@ -72,6 +72,10 @@ class YarnEngine(Engine):
         self.tag = (tag or settings.YARN_TAG).lower()
         self.rm = yarn.ResourceManager(url) if url else None
 
+    @property
+    def configured(self) -> bool:
+        return self.rm is not None
+
     def _resourcemanager(self) -> yarn.ResourceManager:
         if self.rm is None:
             raise EngineUnavailable("spark.master is yarn but no YARN cluster is configured: set HADOOP_CONF_DIR "

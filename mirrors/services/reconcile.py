@@ -82,7 +82,8 @@ class Reconciler:
         mirrors = list(Mirror.objects.select_related("source", "target").prefetch_related("connectors"))
         names = {mirror.name for mirror in mirrors}
         deployments = list(Deployment.objects.all())
-        in_use = {self.engines.for_mirror(m).name for m in mirrors} | {d.engine for d in deployments}
+        in_use = ({self.engines.for_mirror(m).name for m in mirrors} | {d.engine for d in deployments}
+                  | self.engines.configured())
         live: dict[str, dict[str, list[Application]] | None] = {}
         for name in sorted(in_use):
             known = {d.mirror_name: d.application_id for d in deployments if d.engine == name and d.application_id}

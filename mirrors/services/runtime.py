@@ -78,7 +78,10 @@ def running_apps() -> dict[str, AppProcesses]:
     prefix = f"--config={mirrors_dir()}/"
     apps: dict[str, AppProcesses] = {}
     for pid in processes.find_processes(prefix):
-        name = processes.cmdline(pid).split(prefix, 1)[1].split("/", 1)[0]
+        line = processes.cmdline(pid)  # read again: the process may have exited since it was listed
+        if prefix not in line:
+            continue
+        name = line.split(prefix, 1)[1].split("/", 1)[0]
         pgid = _group_of(pid)
         if pgid is None:
             continue

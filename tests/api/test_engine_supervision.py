@@ -77,6 +77,9 @@ class OneEngine(Engines):
     def for_mirror(self, mirror):
         return self._engines["yarn"]
 
+    def configured(self):
+        return {"yarn"}
+
 
 @pytest.fixture
 def world():
@@ -274,3 +277,14 @@ def test_an_application_of_an_old_generation_that_does_not_exit_is_killed_after_
     passes(engine, redis)
     deployment = Deployment.objects.get(mirror_name="m")
     assert len(engine.submitted) == 2 and deployment.generation == 2 and deployment.restarts == 0
+
+
+def test_an_application_whose_mirror_and_deployment_are_gone_is_stopped(world):
+    """A database restored from a backup, or emptied: the engine still lists the application by its tags."""
+    engine, redis, mirror = world
+    passes(engine, redis)
+    app_id = Deployment.objects.get(mirror_name="m").application_id
+    Deployment.objects.all().delete()
+    mirror.delete()
+    passes(engine, redis)
+    assert engine.killed == [app_id] and engine.apps == {}

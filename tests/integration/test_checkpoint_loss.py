@@ -93,6 +93,7 @@ def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane,
         "connectors": {"source": {"tasks_max": 2, "config": {"batch.max.records": str(BATCH)}}}, "spark": spark,
     }, format="json")
     assert response.status_code == 201, response.content
+    request.addfinalizer(lambda: api.delete(f"/api/v1/mirrors/{name}/"))  # its heartbeats would reach later tests
     copied_up_to(api, name, topic, per_partition - 1, 240)
     backlog_seconds = time.monotonic() - created
     assert kafka_tools.end_offsets(west, remote) == dict.fromkeys(range(PARTITIONS), per_partition)

@@ -207,6 +207,7 @@ def test_losing_the_nodemanager_that_hosts_the_driver_loses_nothing(
                 f"NodeManager after {recovered:.1f} s by {how}; 0 lost, {duplicates} duplicates")
     finally:
         yarn_cluster.restart_nodemanager(lost)
+        devstack.save()  # `devstack status` reads the new NodeManager's pid from the state file
         api.delete(f"/api/v1/mirrors/{name}/")
 
 

@@ -93,7 +93,7 @@ def test_pyspark_app_in_cluster_deploy_mode(yarn_cluster, tmp_path, unique, figu
     argv = [str(Path(sys.executable).parent / "spark-submit"), "--master", "yarn", "--deploy-mode", "cluster",
             "--name", f"yarn-stack-{unique}", "--driver-memory", "512m", "--executor-memory", "512m",
             "--num-executors", "1", "--executor-cores", "1",
-            "--conf", "spark.yarn_cluster.submit.waitAppCompletion=true", "--conf", f"spark.yarn_cluster.tags={tag}"]
+            "--conf", "spark.yarn.submit.waitAppCompletion=true", "--conf", f"spark.yarn.tags={tag}"]
     for key, value in yarn_cluster.spark_conf().items():
         argv += ["--conf", f"{key}={value}"]
     argv += [str(app), output]
