@@ -19,6 +19,7 @@ from pathlib import Path
 
 from django.core.management import call_command
 
+from controlplane.infra import processes
 from controlplane.infra.hadoop import HadoopCluster, java_home
 from controlplane.infra.spark import pyspark_home
 
@@ -118,8 +119,13 @@ def test_pyspark_app_in_cluster_deploy_mode(yarn_cluster, tmp_path, unique, figu
     assert (report["state"], report["finalStatus"]) == ("FINISHED", "SUCCEEDED"), report["diagnostics"]
     node_ids = {node["node_id"] for node in yarn_cluster.nodemanagers()}
     assert report["masterNodeId"] in node_ids
-    [attempt] = rm_get(yarn_cluster, f"/ws/v1/cluster/apps/{application_id}/appattempts")["appAttempts"]["appAttempt"]
-    assert attempt["nodeId"] in node_ids and attempt["appAttemptState"] == "FINISHED"
+    def attempt() -> dict:
+        [only] = rm_get(yarn_cluster, f"/ws/v1/cluster/apps/{application_id}/appattempts")["appAttempts"]["appAttempt"]
+        return only
+
+    # The attempt may still be FINISHING (unregistering) for a moment after the application FINISHED.
+    assert processes.wait_until(lambda: attempt()["appAttemptState"] == "FINISHED", 30), attempt()
+    assert attempt()["nodeId"] in node_ids
 
     cat = fs_shell(yarn_cluster, "-cat", f"{output}/part-*")
     assert cat.returncode == 0, cat.stderr[-2000:]
