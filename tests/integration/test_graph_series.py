@@ -96,8 +96,9 @@ def test_graphs_get_points_from_a_running_mirror_and_minutes_are_rolled_up(api, 
     drill = graphs(api, name, "15m", topic=topic)["graphs"]["lag_records"]["traces"]
     assert [t["name"] for t in drill] == [f"{topic} total", "partition 0"]
 
-    # Minutes are rolled up once complete (a few seconds after their end).
-    first_at = min(x for key in GRAPHS for trace in g[key]["traces"] for x in trace["x"])
+    # Minutes are rolled up once complete (a few seconds after their end): wait for the minute in which the
+    # last series to start had its first point (throughput starts with the first batch, after the others).
+    first_at = max(min(x for trace in g[key]["traces"] for x in trace["x"]) for key in GRAPHS)
     complete_at = rollup.minute_of(first_at) + 60 + rollup.SLACK_SECONDS + 1
     time.sleep(max(0.0, complete_at - time.time()))
     result = tasks.rollup_metrics()
