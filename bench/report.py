@@ -1,5 +1,5 @@
 """The report: per candidate and tasks.max the median, min and max of every run's figures, the ratios
-Mirrorplane/MM2 and Mirrorplane/raw, the latency percentiles, the goals of issue 7, and its markdown."""
+Mirrorplane/MM2 and Mirrorplane/raw, the latency percentiles, the benchmark's goals, and its markdown."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def ratios(summary: dict) -> dict[str, dict[str, float | None]]:
 
 
 def goals(ratio_table: dict, latency: dict, scale: dict | None = None) -> list[dict]:
-    """Issue 7's goals with the measured figure and whether it holds (None: not measured)."""
+    """The benchmark's goals with the measured figure and whether it holds (None: not measured)."""
     rows = []
     for tasks, value in ratio_table.get("mirrorplane/mm2", {}).items():
         rows.append({"goal": f"backfill Mirrorplane >= {GOAL_VS_MM2}x MM2 at tasks.max {tasks}",
@@ -161,7 +161,7 @@ def render_markdown(report: dict) -> str:
     if report.get("scale"):
         lines += _scale_lines(report["scale"])
     if report.get("goals"):
-        lines += ["", "## Goals of issue 7", "", "| goal | measured | met |", "|---|---:|---|"]
+        lines += ["", "## Goals", "", "| goal | measured | met |", "|---|---:|---|"]
         for goal in report["goals"]:
             measured = goal["measured"]
             text = _goal_figure(measured, goal["unit"])

@@ -1,6 +1,6 @@
 """MirrorMaker 2's internal record formats (Kafka protocol Struct encoding, big-endian).
 
-See ../shared/reference/mm2-wire-formats.md; MM2's Java client reads what these write.
+MM2's Java client reads what these write.
 """
 
 from __future__ import annotations

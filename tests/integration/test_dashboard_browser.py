@@ -161,7 +161,7 @@ def test_operator_session_in_the_browser(browse, live_server, api, make_user, de
 
 
 def test_import_preview_in_the_browser(browse, admin_user):
-    """Strimzi's consumer-first migration resource (seed 004): the dry run shows what would be created."""
+    """Strimzi's consumer-first migration resource: the dry run shows what would be created."""
     page = browse()
     log_in(page, "admin", "admin-password-123")
     page.goto("/import/")
