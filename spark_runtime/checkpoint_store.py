@@ -8,7 +8,39 @@ checkpoint the query will use. Never pathlib: the folder may not be on this mach
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
+
+ABSENT, USABLE, DAMAGED = "absent", "usable", "damaged"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    state: str  # ABSENT, USABLE or DAMAGED
+    reason: str = ""
+
+
+def judge(has_metadata: bool, offsets: Iterable[int], commits: Iterable[int]) -> Verdict:
+    """Whether a streaming query can restart from a checkpoint holding these batch ids (pure logic).
+
+    Spark restarts from the latest planned batch N of the `offsets` log and needs batch N-1 beside
+    it (the end of the last committed batch), a commit of N or N-1, and the `metadata` file that
+    names the query. A folder deleted under a running query, or partly lost, fails one of these:
+    restarting from it would fail again at every attempt, or start from wrong positions.
+    """
+    offsets, commits = set(offsets), set(commits)
+    if not offsets:
+        return Verdict(ABSENT, "no checkpoint" if not has_metadata and not commits else
+                       "the checkpoint has no planned batch")
+    latest = max(offsets)
+    if not has_metadata:
+        return Verdict(DAMAGED, "the checkpoint's metadata file is missing")
+    if latest > 0 and latest - 1 not in offsets:
+        return Verdict(DAMAGED, f"offsets log: batch {latest} is there without batch {latest - 1}")
+    if latest > 0 and not commits & {latest, latest - 1}:
+        return Verdict(DAMAGED, f"commits log: neither batch {latest} nor {latest - 1} is committed")
+    return Verdict(USABLE)
 
 
 def _filesystem(spark: Any, uri: str) -> tuple[Any, Any]:
@@ -20,6 +52,28 @@ def _filesystem(spark: Any, uri: str) -> tuple[Any, Any]:
 def exists(spark: Any, uri: str) -> bool:
     fs, path = _filesystem(spark, uri)
     return bool(fs.exists(path))
+
+
+def _batch_ids(fs: Any, path: Any) -> list[int]:
+    if not fs.exists(path):
+        return []
+    return [int(name) for name in (str(status.getPath().getName()) for status in fs.listStatus(path))
+            if name.isdigit()]
+
+
+def inspect(spark: Any, checkpoint: str) -> Verdict:
+    """`judge` applied to a streaming query's checkpoint folder."""
+    fs, root = _filesystem(spark, checkpoint)
+    if not fs.exists(root):
+        return Verdict(ABSENT, "no checkpoint")
+    path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path
+    return judge(bool(fs.exists(path(root, "metadata"))), _batch_ids(fs, path(root, "offsets")),
+                 _batch_ids(fs, path(root, "commits")))
+
+
+def delete(spark: Any, uri: str) -> None:
+    fs, path = _filesystem(spark, uri)
+    fs.delete(path, True)
 
 
 def has_offsets(spark: Any, checkpoint: str) -> bool:

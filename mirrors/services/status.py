@@ -98,7 +98,8 @@ def progress(live: dict | None) -> dict | None:
         "partitions": source.get("partitions", []),
         **source.get("metrics", {}),
         "heartbeats_emitted": heartbeat.get("emitted", 0),
-        # Started without a checkpoint: where each partition resumed and the records copied again.
+        # The latest start without a usable checkpoint in this application's life: why (`cause`),
+        # when (`at`), where each partition resumed and the records copied again.
         "resumed": source.get("resumed"),
     }
 

@@ -22,6 +22,7 @@ from spark_runtime.topic_sync import RemoteTopics
 log = logging.getLogger(__name__)
 
 DEFAULT_REFRESH_TOPICS_SECONDS = 600.0  # MM2's refresh.topics.interval.seconds
+SETTLE_SECONDS = 0.5  # a resume plan reads the remote ends until they hold still this long
 DEFAULT_BATCH_MAX_RECORDS = 1_000_000
 WRITER_CLASS = "io.mirrorplane.spark.KafkaMirrorWriter"
 
@@ -69,6 +70,9 @@ class SourceConnector(Connector):
         # sync when the target already holds records of it, else its beginning).
         self.fresh = False
         self.resume_plan: resume.ResumePlan | None = None
+        # The latest start in this application's life that placed partitions without a checkpoint
+        # (kept across later restarts from a good checkpoint: the duplicates it caused stay told).
+        self.last_resume: dict | None = None
         self.cores: int | None = None  # tasks the application runs at once, known once Spark is up
 
     # -- lifecycle hooks ----------------------------------------------------------------
@@ -77,12 +81,19 @@ class SourceConnector(Connector):
         self.topics = self._replicable(self._discover())
         self.offset_syncs.start()
         # Spark's session is only waited for now: the Kafka preparation above overlaps its start.
-        fresh = not checkpoint_store.has_offsets(self.spark, self.config.checkpoint_dir("source"))
+        checkpoint = self.config.checkpoint_dir("source")
+        verdict = checkpoint_store.inspect(self.spark, checkpoint)
+        if verdict.state == checkpoint_store.DAMAGED:
+            log.warning("the source checkpoint %s cannot be restarted from (%s): deleting it, partitions resume "
+                        "from their offset syncs", checkpoint, verdict.reason)
+            checkpoint_store.delete(self.spark, checkpoint)
+        fresh = verdict.state != checkpoint_store.USABLE
         plan = self._plan_resume() if fresh and self.topics else None
         if fresh:
             self.offset_syncs.reset()  # as MM2 after a task start: the next record of each partition is synced
         with self._lock:  # the lag sampler sees both or neither
             self.fresh, self.resume_plan = fresh, plan
+            self._remember_resume(plan, verdict.reason)
         self._start_query()
 
     def _halt(self) -> None:
@@ -150,6 +161,7 @@ class SourceConnector(Connector):
                 plan = self._plan_resume()  # the topics changed before the first batch
                 with self._lock:
                     self.resume_plan = plan
+                    self._remember_resume(plan, (self.last_resume or {}).get("cause", "no checkpoint"))
             starting = self.resume_plan.starting_offsets(self._partitions())
         reader = (
             self.spark.readStream.format("kafka")
@@ -188,11 +200,16 @@ class SourceConnector(Connector):
     def _partitions(self) -> list[tuple[str, int]]:
         return [(topic, p) for topic, count in sorted(self.topics.items()) for p in range(count)]
 
+    def _remember_resume(self, plan: resume.ResumePlan | None, cause: str) -> None:
+        report = plan.report() if plan is not None else None
+        if report is not None:
+            self.last_resume = report | {"cause": cause, "at": round(time.time(), 3)}
+
     def _plan_resume(self) -> resume.ResumePlan:
         """Where each partition starts without a checkpoint: after its latest offset sync when its
         remote partition holds records (see spark_runtime/resume.py), else at its beginning."""
         partitions = self._partitions()
-        remote_ends = self.target_admin.end_offsets([(self.remote_topic(t), p) for t, p in partitions])
+        remote_ends = self._settled_ends([(self.remote_topic(t), p) for t, p in partitions])
         ends = {(t, p): remote_ends.get((self.remote_topic(t), p), 0) for t, p in partitions}
         if not any(ends.values()):
             return resume.plan(partitions, {}, ends)  # a new mirror: nothing on the target yet
@@ -209,6 +226,23 @@ class SourceConnector(Connector):
                      ", ".join(f"{s.key} from {s.offset} +{s.duplicates}" for s in plan.resumed[:20])
                      + (" ..." if len(plan.resumed) > 20 else ""))
         return plan
+
+    def _settled_ends(self, remote: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """The remote partitions' end offsets once they hold still for `SETTLE_SECONDS` (at most 10 s).
+
+        On a cluster the tasks of a query stopped a moment ago may still be delivering on their
+        executors; a plan made before those records land would under-count the duplicates."""
+        ends = self.target_admin.end_offsets(remote)
+        if not any(ends.values()):
+            return ends
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            time.sleep(SETTLE_SECONDS)
+            again = self.target_admin.end_offsets(remote)
+            if again == ends:
+                break
+            ends = again
+        return ends
 
     def consumer_options(self) -> dict[str, str]:
         """Spark Kafka source options: the source connection plus `consumer.*` overrides."""
@@ -231,6 +265,9 @@ class SourceConnector(Connector):
         if query is not None:
             query.stop()
             query.awaitTermination(30)
+            # Its tasks end on their own time (local[N]: in this JVM): let them deliver what they sent.
+            if not self.spark.sparkContext._jvm.io.mirrorplane.spark.KafkaMirrorWriter.quiesce(30_000):
+                log.warning("tasks of the stopped query were still copying after 30 s")
 
     def _record(self, batch_id: int, summaries: list[str], seconds: float) -> None:
         records = bytes_ = 0
@@ -295,7 +332,7 @@ class SourceConnector(Connector):
                 "acl_sync": self.remote_topics.acl_sync_note,
                 "metrics": dict(self.metrics) | {"offset_syncs": self.offset_syncs.emitted},
                 "partitions": sorted(self.partitions.values(), key=lambda p: (p["topic"], p["partition"])),
-                "resumed": self.resume_plan.report() if self.resume_plan is not None else None,
+                "resumed": self.last_resume,
             }
 
 

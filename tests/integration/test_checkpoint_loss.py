@@ -10,6 +10,7 @@ at least every offset.lag.max records) may be copied twice; the status says how 
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import pytest
@@ -37,6 +38,30 @@ MAX_OFFSET_LAG = 100  # offset.lag.max, MM2's default
 def records(partition: int, first: int, count: int) -> list[Record]:
     return [Record(f"{partition}-{i}".encode(), b"v" * 100, (("seq", str(i).encode()),), 1_700_000_000_000 + i)
             for i in range(first, first + count)]
+
+
+class Traffic(threading.Thread):
+    """Numbered records into every partition, `rate` per second in all, until stopped."""
+
+    def __init__(self, bootstrap: str, topic: str, first: int, rate: int) -> None:
+        super().__init__(daemon=True)
+        self.bootstrap, self.topic, self.rate = bootstrap, topic, rate
+        self.next = first  # per partition
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        per_tick = max(1, self.rate // 10 // PARTITIONS)
+        while not self.halt.is_set():
+            kafka_tools.produce(self.bootstrap, self.topic,
+                                {p: records(p, self.next, per_tick) for p in range(PARTITIONS)})
+            self.next += per_tick
+            time.sleep(0.1)
+
+    def stop(self) -> int:
+        """Stops the traffic; returns the records written per partition."""
+        self.halt.set()
+        self.join(30)
+        return self.next
 
 
 def checkpoint_location(name: str, hadoop_conf: str | None = None) -> str:
@@ -169,3 +194,102 @@ def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane,
             f"{MORE} more written while stopped; all {BACKLOG + MORE} on the target {resume_seconds:.1f} s after "
             f"the resume (lag at most {worst_lag} records, {len(lags)} points); duplicates per partition "
             f"{duplicates} (offset.lag.max {MAX_OFFSET_LAG}, batch.max.records {BATCH}; a re-copy: {BACKLOG})")
+
+
+def restart_source(api, name: str) -> float:
+    """Restart the source connector (Kafka Connect's verb); returns when it was asked."""
+    asked = time.time()
+    response = api.post(f"/api/v1/mirrors/{name}/connectors/source/restart/")
+    assert response.status_code == 202, response.content
+    return asked
+
+
+def resumed_since(api, name: str, since: float, timeout: float) -> dict:
+    """The source connector's latest start without a usable checkpoint, once it is later than `since`."""
+    status = wait_for_status(api, name, lambda s: (s["progress"] or {}).get("resumed") is not None
+                             and s["progress"]["resumed"]["at"] >= since, timeout)
+    return status["progress"]["resumed"]
+
+
+@pytest.mark.parametrize("engine", ["local", "yarn"])
+def test_checkpoint_deleted_under_a_running_mirror(api, devstack, control_plane, unique, figures, engine, request):
+    """The checkpoint folder vanishes while the query writes to it under steady traffic (an operator's
+    mistake, a storage cleanup). The query fails on its next batch and the connector restarts; or, if
+    the restart comes first, it starts without a checkpoint: either way it resumes from the offset
+    syncs. Then only the checkpoint's metadata file is lost, and a restart must not trust the rest."""
+    env = None
+    spark = {}
+    if engine == "yarn":
+        from tests.integration.test_yarn_mirrors import YARN_SPARK
+
+        env, spark = request.getfixturevalue("yarn_cluster").submit_env(), YARN_SPARK
+    topic, name = f"gone-{unique}", f"gone-{unique}"
+    remote = f"east.{topic}"
+    east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
+    per_partition = 10_040
+    kafka_tools.create_topic(east, topic, PARTITIONS)
+    kafka_tools.produce(east, topic, {p: records(p, 0, per_partition) for p in range(PARTITIONS)})
+    create_clusters(api, devstack)
+    response = api.post("/api/v1/mirrors/", {
+        "name": name, "source": "east", "target": "west", "topics": topic,
+        "connectors": {"source": {"tasks_max": 2, "config": {"batch.max.records": str(BATCH)}}}, "spark": spark,
+    }, format="json")
+    assert response.status_code == 201, response.content
+    request.addfinalizer(lambda: api.delete(f"/api/v1/mirrors/{name}/"))
+    copied_up_to(api, name, topic, per_partition - 1, 240)
+    location = checkpoint_location(name, env["HADOOP_CONF_DIR"] if env else None)
+    source_checkpoint = f"{location}/source"
+    assert hadoop_fs.exists(f"{source_checkpoint}/offsets", env)
+
+    traffic = Traffic(east, topic, per_partition, rate=600)
+    traffic.start()
+    try:
+        time.sleep(5)  # batches flow under the traffic
+        deleted = time.time()
+        hadoop_fs.delete(location, env)
+        time.sleep(5)  # the running query reaches its next batch
+        asked = restart_source(api, name)
+        first = resumed_since(api, name, deleted, 120)
+        time.sleep(5)
+        # Part of a checkpoint lost: the metadata file. Restarting from the rest is refused.
+        assert hadoop_fs.exists(f"{source_checkpoint}/metadata", env), "the new query checkpoints again"
+        hadoop_fs.delete(f"{source_checkpoint}/metadata", env)
+        partly_lost = restart_source(api, name)
+        second = resumed_since(api, name, partly_lost, 120)
+        time.sleep(5)
+    finally:
+        total_per_partition = traffic.stop()
+    copied_up_to(api, name, topic, total_per_partition - 1, 240)
+    caught_up = time.time() - partly_lost
+
+    received = kafka_tools.read_topic(west, remote)
+    duplicates = {}
+    for partition in range(PARTITIONS):
+        keys = [record.key for _, record in received[partition]]
+        expected = [r.key for r in records(partition, 0, total_per_partition)]
+        assert list(dict.fromkeys(keys)) == expected, f"partition {partition}: records lost or reordered"
+        duplicates[partition] = len(keys) - len(expected)
+        # two resumes, each copying again at most what followed a partition's latest sync, and at
+        # most one interrupted batch run again
+        assert 0 <= duplicates[partition] <= 2 * MAX_OFFSET_LAG + 3 * BATCH, f"partition {partition}: {duplicates}"
+    reported_each = []
+    for resumed in (first, second):
+        assert resumed["from"] == "offset-syncs", resumed
+        ours = {key: start for key, start in resumed["per_partition"].items() if key.startswith(f"{topic}:")}
+        assert sorted(ours) == [f"{topic}:{p}" for p in range(PARTITIONS)], resumed
+        assert all(start["how"] == "offset-sync" for start in ours.values()), ours
+        assert all(start["duplicates"] <= MAX_OFFSET_LAG + BATCH for start in ours.values()), ours
+        reported_each.append(sum(start["duplicates"] for start in ours.values()))
+    reported = sum(reported_each)
+    assert second["cause"] == "the checkpoint's metadata file is missing", second
+    # A restart that interrupts a micro-batch runs it again from the checkpoint (at least once, as a
+    # Connect task restarted mid-batch): those copies come on top of the ones a resume reports.
+    assert reported <= sum(duplicates.values()), (first, second, duplicates)
+    assert channel.read_status(get_redis(), name)["connectors"]["source"]["state"] == "RUNNING"
+    figures(f"{engine}: checkpoint deleted under a running mirror at 600 records/s: resumed from the offset syncs "
+            f"{first['at'] - deleted:.1f} s later ({first['cause']}; the restart was asked {asked - deleted:.1f} s "
+            f"after the deletion); metadata file then lost and the connector restarted: resumed "
+            f"{second['at'] - partly_lost:.1f} s later ({second['cause']}); all {total_per_partition * PARTITIONS} "
+            f"records on the target {caught_up:.1f} s after the second restart; 0 lost; duplicates per partition "
+            f"{duplicates}, {reported_each[0]} and {reported_each[1]} reported by the two resumes "
+            f"(offset.lag.max {MAX_OFFSET_LAG}, batch.max.records {BATCH})")

@@ -7,6 +7,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -45,6 +46,8 @@ public final class KafkaMirrorWriter {
     private static final Logger LOG = LoggerFactory.getLogger(KafkaMirrorWriter.class);
     private static final Map<Map<String, String>, KafkaProducer<byte[], byte[]>> PRODUCERS = new ConcurrentHashMap<>();
     private static volatile boolean warnedAboutRows;
+    /** Tasks of this JVM copying records now. */
+    private static final AtomicInteger COPIES = new AtomicInteger();
 
     private KafkaMirrorWriter() {
     }
@@ -81,10 +84,45 @@ public final class KafkaMirrorWriter {
     static Iterator<String> copy(Iterator<SourceRanges.Slice> slices, Map<String, String> config,
                                  Map<String, String> topics, long maxOffsetLag, Map<String, String> syncState) {
         TaskSink sink = new TaskSink(producer(config), topics, maxOffsetLag, syncState);
-        while (slices.hasNext()) {
-            SliceReader.copy(slices.next(), sink);
+        COPIES.incrementAndGet();
+        try {
+            while (slices.hasNext()) {
+                SliceReader.copy(slices.next(), sink);
+            }
+            return sink.finish();
+        } catch (RuntimeException | Error e) {
+            sink.settle();
+            throw e;
+        } finally {
+            copyEnded();
         }
-        return sink.finish();
+    }
+
+    private static void copyEnded() {
+        if (COPIES.decrementAndGet() == 0) {
+            synchronized (COPIES) {
+                COPIES.notifyAll();
+            }
+        }
+    }
+
+    /**
+     * Waits until no task of this JVM is copying (at most {@code timeoutMillis}); whether none is.
+     * Called by the driver after stopping its query: the tasks of a stopped query end on their own
+     * time, and a resume plan made before they delivered their records would miss them.
+     */
+    public static boolean quiesce(long timeoutMillis) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMillis;
+        synchronized (COPIES) {
+            while (COPIES.get() > 0) {
+                long left = deadline - System.currentTimeMillis();
+                if (left <= 0) {
+                    return false;
+                }
+                COPIES.wait(left);
+            }
+        }
+        return true;
     }
 
     // -- the fallback: the batch's rows -------------------------------------------------------
@@ -103,6 +141,18 @@ public final class KafkaMirrorWriter {
     static Iterator<String> writeRows(Iterator<InternalRow> rows, Columns columns, Map<String, String> config,
                                       Map<String, String> topics, long maxOffsetLag, Map<String, String> syncState) {
         TaskSink sink = new TaskSink(producer(config), topics, maxOffsetLag, syncState);
+        COPIES.incrementAndGet();
+        try {
+            return writeRows(rows, columns, sink);
+        } catch (RuntimeException | Error e) {
+            sink.settle();
+            throw e;
+        } finally {
+            copyEnded();
+        }
+    }
+
+    private static Iterator<String> writeRows(Iterator<InternalRow> rows, Columns columns, TaskSink sink) {
         while (rows.hasNext() && !sink.failed()) {
             InternalRow row = rows.next();
             // Spark keeps timestamps in microseconds

@@ -62,6 +62,24 @@ final class TaskSink {
             });
     }
 
+    /**
+     * A task that ends early (its query stopped, its job cancelled: the thread is interrupted) still
+     * delivers what it handed to the producer before it ends, so that a plan made from the target's
+     * end offsets afterwards sees those records. Never throws: the task's own error is what counts.
+     */
+    void settle() {
+        boolean interrupted = Thread.interrupted();
+        try {
+            producer.flush();
+        } catch (RuntimeException ignored) {
+            // the records' callbacks hold the outcome; nothing to add to the task's failure
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     /** Waits for every acknowledgement; the summary lines, or the first send's failure. */
     Iterator<String> finish() {
         producer.flush();
