@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from controlplane.infra.stack import Devstack
 
@@ -47,6 +49,10 @@ class BenchClusters:
     def redis_url(self) -> str:
         return self.stack.redis_url
 
+    def log_dir(self, alias: str) -> Path:
+        """Where the broker of `alias` keeps its partitions (`<topic>-<partition>/*.log`)."""
+        return Path(self.stack.clusters[alias].home) / "data"
+
     def broker_groups(self) -> list[int]:
         return [cluster.pid for cluster in self.stack.clusters.values()]
 
@@ -54,11 +60,24 @@ class BenchClusters:
         return self.stack.down()
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
-    """A topic that keeps its records whatever their age."""
+def create_topic(bootstrap: str, topic: str, partitions: int, config: dict[str, str] | None = None) -> None:
+    """A topic that keeps its records whatever their age (and `config` besides)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic(topic, partitions, 1, config={"retention.ms": "-1"})]).values():
+    settings = {"retention.ms": "-1"} | (config or {})
+    for future in admin.create_topics([NewTopic(topic, partitions, 1, config=settings)]).values():
         future.result(30)
+
+
+def topic_config(bootstrap: str, topic: str, key: str) -> str | None:
+    """One configuration value of a topic (None when the topic or the key is missing)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    try:
+        futures = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)])
+        entries = next(iter(futures.values())).result(30)
+    except KafkaException:
+        return None
+    entry = entries.get(key)
+    return None if entry is None else entry.value
 
 
 def delete_topics(bootstrap: str, prefix: str) -> list[str]:
@@ -85,21 +104,34 @@ def dataset_payload_bytes(records: int, key_bytes: int, record_bytes: int) -> in
     return records * (key_bytes + record_bytes + len(HEADER_KEY) + 8)
 
 
+def dataset_values(record_bytes: int, compression: str) -> list[bytes]:
+    """The values the dataset cycles through. Uncompressed: random bytes (incompressible, like most
+    real payloads), 256 of them. Compressed: half random, half zeros (about 2:1), and enough distinct
+    values (up to 8,192 or 64 MB) that a producer batch holds no repeated value to compress away."""
+    if compression == "none":
+        return [os.urandom(record_bytes) for _ in range(256)]
+    count = max(256, min(8192, 2**26 // record_bytes))
+    half = record_bytes // 2
+    return [os.urandom(half) + bytes(record_bytes - half) for _ in range(count)]
+
+
 def load_dataset(bootstrap: str, topic: str, records: int, key_bytes: int, record_bytes: int, partitions: int,
-                 progress: Callable[[str], None] = print) -> float:
-    """Produce the dataset (random values, round-robin over partitions); returns the seconds it took."""
+                 progress: Callable[[str], None] = print, compression: str = "none") -> float:
+    """Produce the dataset (round-robin over partitions, batches compressed with `compression`);
+    returns the seconds it took."""
     producer = Producer({
         "bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 1_000_000,
         "queue.buffering.max.messages": 2_000_000, "queue.buffering.max.kbytes": 1_048_576,
-        "compression.type": "none", "acks": "all", "enable.idempotence": True,
+        "compression.type": compression, "acks": "all", "enable.idempotence": True,
+        "message.max.bytes": 16_777_216,
     })
-    values = [os.urandom(record_bytes) for _ in range(256)]  # incompressible, like most real payloads
+    values = dataset_values(record_bytes, compression)
     started = time.monotonic()
     step = max(records // 10, 1)
     for index in range(records):
         while True:
             try:
-                producer.produce(topic, key=record_key(index, key_bytes), value=values[index & 255],
+                producer.produce(topic, key=record_key(index, key_bytes), value=values[index % len(values)],
                                  partition=index % partitions, headers=[(HEADER_KEY, index.to_bytes(8, "big"))])
                 break
             except BufferError:
@@ -140,6 +172,61 @@ class EndOffsets:
 
     def close(self) -> None:
         self.consumer.close()
+
+
+class Progress:
+    """(seconds since the start, records on the target) every time the target's total is read."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, int]] = []
+
+    def add(self, seconds: float, total: int) -> None:
+        if not self.samples or total != self.samples[-1][1]:
+            self.samples.append((round(seconds, 3), total))
+
+
+# Codec ids of a v2 record batch's attributes (bits 0-2), as Kafka's CompressionType numbers them.
+CODEC_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+BATCH_HEADER = struct.Struct(">qiibIh")  # base offset, length, leader epoch, magic, crc, attributes
+LOG_OVERHEAD = 12  # base offset and length precede every batch's `length` bytes
+
+
+def batch_codec(header: bytes) -> tuple[int, str] | None:
+    """(bytes of the whole batch, codec name) of the record batch starting with `header`, None when
+    the header is incomplete or not a v2 batch (magic 2)."""
+    if len(header) < BATCH_HEADER.size:
+        return None
+    _, length, _, magic, _, attributes = BATCH_HEADER.unpack_from(header)
+    if magic != 2 or length <= 0:
+        return None
+    return LOG_OVERHEAD + length, CODEC_NAMES.get(attributes & 0x7, f"codec {attributes & 0x7}")
+
+
+def segment_codecs(path: Path, max_batches: int = 2000) -> Counter:
+    """How many of a log segment's first `max_batches` batches use each codec (headers only)."""
+    codecs: Counter = Counter()
+    with open(path, "rb") as segment:
+        position = 0
+        while sum(codecs.values()) < max_batches:
+            segment.seek(position)
+            found = batch_codec(segment.read(BATCH_HEADER.size))
+            if found is None:
+                break
+            size, codec = found
+            codecs[codec] += 1
+            position += size
+    return codecs
+
+
+def topic_codecs(log_dir: Path, topic: str, max_batches: int = 2000) -> dict[str, int]:
+    """Codecs of the batches a broker stored for a topic (the first segment file of each partition)."""
+    total: Counter = Counter()
+    for folder in sorted(log_dir.glob(f"{topic}-*")):
+        if folder.name.rpartition("-")[0] != topic:
+            continue
+        for segment in sorted(folder.glob("*.log"))[:1]:
+            total += segment_codecs(segment, max_batches)
+    return dict(total)
 
 
 def wait_for_total(bootstrap: str, topic: str, expected: int, timeout: float) -> int:

@@ -1,19 +1,31 @@
-"""Steady-state end-to-end latency: a producer at a fixed rate into a fresh source topic while the
-candidate mirrors it, one consumer on the target computing arrival time minus record timestamp.
+"""End-to-end latency at a fixed rate: a producer at `rate` records/s into a fresh source topic while
+the candidate mirrors it, a reader on the target computing each record's arrival time minus its
+timestamp.
 
 Phases: warm-up (the candidate starts, catches up with what was produced meanwhile, and runs at least
 `WARMUP_STEADY_SECONDS` with less than a second of records waiting), then `seconds` of measured records
 (keys starting with "m"), then a drain of at most `DRAIN_SECONDS`. Only measured records count; a
 measured record that never arrives is reported as missing. The record timestamp is the producer's
 CreateTime, set when the application hands the record to its client.
+
+The reader runs in a process of its own (no lock shared with the producer) and times every record as
+its client hands it over: it takes what the client has already fetched without waiting
+(`consume(n, timeout=0)`), stamps each record with the time the call returned, and waits with `poll()`
+for a single record only when nothing is queued, so a record is never held back by a wait for others.
+A record handed over by a non-waiting call arrived at the earliest when the previous call returned:
+the time between the two calls is the reader's resolution for it, reported as its median, p99 and
+maximum (`reader_resolution_us`).
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
-import threading
 import time
+from array import array
 from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
+from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
@@ -26,6 +38,22 @@ WARMUP_STEADY_SECONDS = 10.0
 WARMUP_TIMEOUT_SECONDS = 300.0
 DRAIN_SECONDS = 30.0
 TICK_SECONDS = 0.005
+READER_BATCH = 500
+READER_WAIT_SECONDS = 0.05
+
+
+def resolve_rate(level: str, max_rate: float | None) -> int | None:
+    """Records/s of a latency level: "5000" as it is, "50%" of `max_rate` (None without one)."""
+    if level.endswith("%"):
+        if not max_rate:
+            return None
+        return max(1, round(max_rate * float(level[:-1]) / 100))
+    return int(level)
+
+
+def level_label(level: str) -> str:
+    """A level as it may appear in a mirror name: "5000" or "50pct"."""
+    return level.replace("%", "pct").replace(".", "-")
 
 
 def latency_summary(latencies_ms: Sequence[float], expected: int) -> dict:
@@ -44,46 +72,113 @@ def latency_summary(latencies_ms: Sequence[float], expected: int) -> dict:
     }
 
 
-class TargetReader(threading.Thread):
-    """Reads the remote topic from its beginning as soon as it exists; latency per measured record."""
+def resolution_summary(gaps_us: Sequence[float], queued_share: float) -> dict:
+    """The reader's resolution: the times between two calls when the second handed over records that
+    were already queued, and the share of records handed over so (the others woke a waiting poll)."""
+    if not gaps_us:
+        return {"p50_us": None, "p99_us": None, "max_us": None, "calls": 0, "queued_share": 0.0}
+    return {"p50_us": round(percentile(gaps_us, 50), 1), "p99_us": round(percentile(gaps_us, 99), 1),
+            "max_us": round(max(gaps_us), 1), "calls": len(gaps_us), "queued_share": round(queued_share, 3)}
+
+
+class ReaderState:
+    """What the reader process shares with the harness while it runs."""
+
+    def __init__(self, context: Any) -> None:
+        self.warm = context.Value("q", 0)
+        self.measured = context.Value("q", 0)
+        self.first_arrival = context.Value("d", 0.0)  # time.monotonic() of the first record, 0: none yet
+        self.stopping = context.Event()
+
+
+def read_target(bootstrap: str, topic: str, state: ReaderState, results: Connection) -> None:
+    """The reader process: latencies of measured records until `state.stopping`; sends a summary."""
+    latencies, gaps = array("d"), array("d")
+    queued_records = 0
+    error = None
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-latency",
+                         "enable.auto.commit": False, "fetch.wait.max.ms": 100})
+    try:
+        _assign_when_present(consumer, topic, state)
+        previous = time.perf_counter()
+        while not state.stopping.is_set():
+            messages = consumer.consume(READER_BATCH, timeout=0)
+            waited = not messages
+            if waited:
+                message = consumer.poll(READER_WAIT_SECONDS)
+                messages = [message] if message is not None else []
+            arrived, now = time.time() * 1000, time.perf_counter()
+            if messages and not waited:
+                gaps.append((now - previous) * 1e6)
+                queued_records += len(messages)
+            previous = now
+            _account(messages, arrived, latencies, state)
+    except Exception as failure:  # noqa: BLE001 - reported with the result
+        error = f"{type(failure).__name__}: {failure}"
+    finally:
+        consumer.close()
+    share = queued_records / len(latencies) if latencies else 0.0
+    results.send({"latencies": latency_summary(latencies, 0), "resolution": resolution_summary(gaps, share),
+                  "received": len(latencies), "error": error})
+    results.close()
+
+
+def _assign_when_present(consumer: Consumer, topic: str, state: ReaderState) -> None:
+    while not state.stopping.is_set():
+        metadata = consumer.list_topics(topic, timeout=5).topics.get(topic)
+        if metadata is not None and not metadata.error and metadata.partitions:
+            consumer.assign([TopicPartition(topic, p, 0) for p in metadata.partitions])
+            return
+        time.sleep(0.2)
+
+
+def _account(messages: list, arrived_ms: float, latencies: array, state: ReaderState) -> None:
+    warm = measured = 0
+    for message in messages:
+        if message.error():
+            continue
+        if message.key()[:1] == b"m":
+            latencies.append(arrived_ms - message.timestamp()[1])
+            measured += 1
+        else:
+            warm += 1
+    if warm or measured:
+        if not state.first_arrival.value:
+            state.first_arrival.value = time.monotonic()
+        state.warm.value += warm
+        state.measured.value += measured
+
+
+class TargetReader:
+    """The reader process, started when the candidate starts."""
 
     def __init__(self, bootstrap: str, topic: str) -> None:
-        super().__init__(daemon=True, name="latency-reader")
-        self.bootstrap, self.topic = bootstrap, topic
-        self.stopping = threading.Event()
-        self.lock = threading.Lock()
-        self.warm = 0
-        self.first_arrival: float | None = None
-        self.measured: list[float] = []
-        self.error: str | None = None
+        context = multiprocessing.get_context("spawn")
+        self.state = ReaderState(context)
+        self._results, child_end = context.Pipe(duplex=False)
+        self.process = context.Process(target=read_target, args=(bootstrap, topic, self.state, child_end),
+                                       name="latency-reader", daemon=True)
+        self._child_end = child_end
+        self.result: dict | None = None
 
-    def run(self) -> None:
-        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "bench-latency",
-                             "enable.auto.commit": False, "fetch.wait.max.ms": 100})
-        try:
-            while not self.stopping.is_set():
-                topic = consumer.list_topics(self.topic, timeout=5).topics.get(self.topic)
-                if topic is not None and not topic.error and topic.partitions:
-                    consumer.assign([TopicPartition(self.topic, p, 0) for p in topic.partitions])
-                    break
-                time.sleep(0.2)
-            while not self.stopping.is_set():
-                messages = consumer.consume(10_000, timeout=0.05)
-                arrived = time.time() * 1000
-                with self.lock:
-                    for message in messages:
-                        if message.error():
-                            continue
-                        if self.first_arrival is None:
-                            self.first_arrival = time.monotonic()
-                        if message.key()[:1] == b"m":
-                            self.measured.append(arrived - message.timestamp()[1])
-                        else:
-                            self.warm += 1
-        except Exception as error:  # noqa: BLE001 - reported with the result
-            self.error = f"{type(error).__name__}: {error}"
-        finally:
-            consumer.close()
+    def start(self) -> None:
+        self.process.start()
+        self._child_end.close()
+
+    def stop(self, timeout: float = 60) -> dict:
+        self.state.stopping.set()
+        if self.process.pid is not None and self._results.poll(timeout):
+            self.result = self._results.recv()
+        self.process.join(10)
+        if self.process.is_alive():
+            self.process.kill()
+        return self.result or {"error": "the latency reader sent no result"}
+
+    @property
+    def alive_error(self) -> str | None:
+        if self.process.pid is not None and not self.process.is_alive() and self.result is None:
+            return "the latency reader exited early"
+        return None
 
 
 class RateProducer:
@@ -92,28 +187,36 @@ class RateProducer:
     def __init__(self, bootstrap: str, topic: str, partitions: int, rate: int, key_bytes: int,
                  record_bytes: int) -> None:
         self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 1, "acks": "all",
-                                  "enable.idempotence": True, "compression.type": "none"})
+                                  "enable.idempotence": True, "compression.type": "none",
+                                  "queue.buffering.max.messages": 2_000_000})
         self.topic, self.partitions, self.rate = topic, partitions, rate
         self.key_bytes = key_bytes
         self.values = [os.urandom(record_bytes) for _ in range(64)]
         self.sent = 0
 
-    def run(self, prefix: bytes, until: Callable[[int, float], bool]) -> int:
-        """Produce until `until(records of this phase, seconds of this phase)`; returns the records sent."""
+    def run(self, prefix: bytes, until: Callable[[int, float], bool]) -> tuple[int, float]:
+        """Produce until `until(records of this phase, seconds of this phase)`; returns the records sent
+        and the seconds it took."""
         started, count = time.monotonic(), 0
+        width = max(self.key_bytes - 1, 1)
         while True:
             elapsed = time.monotonic() - started
             if until(count, elapsed):
                 break
-            while count < int(elapsed * self.rate):
-                key = prefix + str(count).rjust(max(self.key_bytes - 1, 1), "0").encode()
-                self.producer.produce(self.topic, key=key, value=self.values[count & 63],
-                                      partition=count % self.partitions, headers=[("bench-seq", b"")])
+            due = int(elapsed * self.rate)
+            while count < due:
+                try:
+                    self.producer.produce(self.topic, key=prefix + str(count).rjust(width, "0").encode(),
+                                          value=self.values[count & 63], partition=count % self.partitions,
+                                          headers=[("bench-seq", b"")])
+                except BufferError:
+                    self.producer.poll(0.01)
+                    continue
                 count += 1
             self.producer.poll(0)
             time.sleep(TICK_SECONDS)
         self.sent += count
-        return count
+        return count, time.monotonic() - started
 
     def close(self) -> None:
         self.producer.flush(30)
@@ -137,40 +240,44 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
         def warmed(sent: int, elapsed: float) -> bool:
             if elapsed > WARMUP_TIMEOUT_SECONDS:
                 raise TimeoutError(f"no steady replication within {WARMUP_TIMEOUT_SECONDS:.0f} s")
-            if (why := candidate.failure()) or reader.error:
-                raise RuntimeError(why or reader.error)
-            with reader.lock:
-                first, received = reader.first_arrival, reader.warm
-            return (first is not None and time.monotonic() - first >= WARMUP_STEADY_SECONDS
-                    and sent - received < rate)
+            if why := (candidate.failure() or reader.alive_error):
+                raise RuntimeError(why)
+            first, received = reader.state.first_arrival.value, reader.state.warm.value
+            return bool(first) and time.monotonic() - first >= WARMUP_STEADY_SECONDS and sent - received < rate
 
-        warm = producer.run(b"w", warmed)
+        warm, warm_seconds = producer.run(b"w", warmed)
         result["warmup_records"] = warm
-        say(f"  {candidate.title}: replicating steadily after {warm / rate:.0f} s; measuring {seconds:g} s "
+        say(f"  {candidate.title}: replicating steadily after {warm_seconds:.0f} s; measuring {seconds:g} s "
             f"at {rate:,} records/s")
         before = sampler.snapshot()["candidate"]
-        expected = producer.run(b"m", lambda sent, elapsed: elapsed >= seconds)
+        expected, measured_seconds = producer.run(b"m", lambda sent, elapsed: elapsed >= seconds)
+        result["achieved_rate"] = round(expected / measured_seconds, 1) if measured_seconds else None
         after = sampler.snapshot()["candidate"]
         deadline = time.monotonic() + DRAIN_SECONDS
-        while time.monotonic() < deadline:
-            with reader.lock:
-                if len(reader.measured) >= expected:
-                    break
+        while time.monotonic() < deadline and reader.state.measured.value < expected:
             time.sleep(0.2)
         result["cpu_seconds_measured"] = round(after["cpu_seconds"] - before["cpu_seconds"], 2)
         result["peak_rss_mb"] = after["peak_rss_mb"]
     except (TimeoutError, RuntimeError) as error:
         result["error"] = str(error)
     finally:
-        reader.stopping.set()
-        reader.join(10)
+        outcome = reader.stop()
         producer.close()
         sampler.stop()
         result["details"] = candidate.details()
         candidate.stop()
-    with reader.lock:
-        result |= latency_summary(reader.measured, expected)
+    result |= _outcome(outcome, expected)
     result["expected"] = expected
     delete_topics(env.target, f"{spec.alias}.")
     delete_topics(env.source, spec.topic)
     return result
+
+
+def _outcome(outcome: dict, expected: int) -> dict:
+    """The reader's result as the run's figures (its error only when the run has none)."""
+    summary = dict(outcome.get("latencies") or latency_summary([], expected))
+    summary["missing"] = max(expected - summary.get("records", 0), 0)
+    figures = summary | {"reader_resolution_us": outcome.get("resolution")}
+    if outcome.get("error"):
+        figures["reader_error"] = outcome["error"]
+    return figures

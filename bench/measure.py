@@ -4,11 +4,16 @@ A candidate is a set of process groups (each candidate process is started in a s
 so its children share its group). Every `interval` the sampler reads /proc/<pid>/stat of every
 process once and keeps those in the candidate's groups.
 
-CPU seconds are utime + stime of the live processes plus cutime + cstime (children they already
-reaped), plus the last reading of processes that left without a parent in the group to reap them
-(e.g. the group leader, reaped by the harness), less what the processes present at the first sample
-had already used: the CPU spent while sampling. Peak RSS is the largest sum of the group's resident
-set sizes over the samples.
+CPU seconds are counted per process: utime + stime of every process seen, from its reading at the
+first sample (or 0 for a process started later) to its last reading, so a process that left keeps
+what it used while sampled. A candidate's groups (`reaped=True`) also count cutime + cstime, the
+children they reaped: every child of a candidate is in its group, and a short-lived one (a launcher
+JVM) may never be sampled; the child's own last reading is then not counted twice. A long-running
+service's groups (the control plane, the brokers) count only their own processes: their parents may
+reap processes of other groups (the control plane's worker reaps the Spark applications it started,
+whose CPU would otherwise be counted as the control plane's). Processes living less than one
+interval outside a candidate are missed. Peak RSS is the largest sum of the group's resident set
+sizes over the samples.
 """
 
 from __future__ import annotations
@@ -66,30 +71,39 @@ def read_all(proc: Path = Path("/proc")) -> list[ProcStat]:
 class Usage:
     """Accumulates samples of one set of processes into CPU seconds and peak RSS."""
 
-    def __init__(self) -> None:
+    def __init__(self, reaped: bool = True) -> None:
+        self.reaped = reaped
         self.last: dict[int, ProcStat] = {}
+        self.baseline: dict[int, int] = {}  # ticks at the first sample of the processes present then
         self.gone_ticks = 0
-        self.baseline_ticks: int | None = None
         self.peak_rss_bytes = 0
         self.samples = 0
+
+    def _own(self, stat: ProcStat) -> int:
+        return stat.ticks + (stat.child_ticks if self.reaped else 0)
 
     def update(self, stats: Iterable[ProcStat]) -> None:
         current = {s.pid: s for s in stats}
         for pid, old in self.last.items():
-            if pid not in current and old.ppid not in current:
-                self.gone_ticks += old.ticks + old.child_ticks  # nobody in the group will account for it
+            reaped_in_group = self.reaped and old.ppid in current
+            if pid in current:
+                continue
+            if reaped_in_group:  # now in its parent's cutime, with what it had used before sampling began
+                self.gone_ticks -= self.baseline.get(pid, 0)
+            else:
+                self.gone_ticks += self._own(old) - self.baseline.get(pid, 0)
+        if self.samples == 0:
+            self.baseline = {pid: self._own(stat) for pid, stat in current.items()}
         self.last = current
-        if self.baseline_ticks is None:
-            self.baseline_ticks = self._ticks()
         self.peak_rss_bytes = max(self.peak_rss_bytes, sum(s.rss_pages for s in current.values()) * PAGE_SIZE)
         self.samples += 1
 
     def _ticks(self) -> int:
-        return self.gone_ticks + sum(s.ticks + s.child_ticks for s in self.last.values())
+        return self.gone_ticks + sum(self._own(s) - self.baseline.get(pid, 0) for pid, s in self.last.items())
 
     @property
     def cpu_seconds(self) -> float:
-        return (self._ticks() - (self.baseline_ticks or 0)) / CLOCK_TICKS
+        return self._ticks() / CLOCK_TICKS
 
     @property
     def peak_rss_mb(self) -> float:
@@ -110,10 +124,12 @@ class ResourceSampler:
     """Samples named sets of process groups in a thread; `groups` callables are asked every tick, so a
     candidate whose processes appear later (a Spark driver submitted by the control plane) is found."""
 
-    def __init__(self, groups: dict[str, Callable[[], Iterable[int]]], interval: float = 0.5) -> None:
+    def __init__(self, groups: dict[str, Callable[[], Iterable[int]]], interval: float = 0.5,
+                 services: Iterable[str] = ()) -> None:
+        """`services`: names of the sets whose reaped children are not theirs (see the module)."""
         self.groups = groups
         self.interval = interval
-        self.usage = {name: Usage() for name in groups}
+        self.usage = {name: Usage(reaped=name not in set(services)) for name in groups}
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="resource-sampler", daemon=True)

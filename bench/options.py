@@ -6,30 +6,43 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-CANDIDATES = ("mirrorplane", "mm2", "raw")
-LATENCY_CANDIDATES = ("mirrorplane", "mm2")  # the raw copy is a one-shot backfill, not a service
+# "mm2" runs with Mirrorplane's collector and a class-data-sharing archive of its own (the same JVM
+# settings as Mirrorplane's driver); "mm2-stock" with the options of Kafka's connect-mirror-maker.sh.
+CANDIDATES = ("mirrorplane", "mm2", "mm2-stock", "raw")
+MM2_CANDIDATES = ("mm2", "mm2-stock")
+LATENCY_CANDIDATES = ("mirrorplane", "mm2", "mm2-stock")  # the raw copy is a one-shot backfill, not a service
+CODECS = ("lz4", "zstd", "gzip", "snappy")
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "latest.json"
 
 
 @dataclass(frozen=True)
 class Options:
-    records: int = 2_000_000
-    record_bytes: int = 512
+    records: int = 10_000_000
+    record_bytes: int = 1024
     key_bytes: int = 16
     partitions: int = 8
-    repetitions: int = 3
+    repetitions: int = 5
     tasks: tuple[int, ...] = (2, 4)
-    latency_rate: int = 5000
+    mm2_tasks: tuple[int, ...] = (1, 2, 4, 8)
+    record_sizes: tuple[int, ...] = (100, 10240)
+    compressions: tuple[str, ...] = ("lz4", "zstd")
+    variant_records: int | None = None
+    variant_max_mb: int = 2000
+    variant_repetitions: int = 3
+    latency_rates: tuple[str, ...] = ("5000", "50%")
     latency_seconds: float = 60.0
+    latency_repetitions: int = 3
+    latency_max_rate: int | None = None
     only: tuple[str, ...] = CANDIDATES
     skip_latency: bool = False
+    skip_upper_bounds: bool = False
     scale_topics: int = 100
     scale_partitions: int = 10
     scale_records: int = 10
     skip_scale: bool = False
     out: Path = DEFAULT_OUT
     work_dir: Path = Path("var/bench")
-    run_timeout: float = 900.0
+    run_timeout: float = 1800.0
 
     @property
     def markdown_out(self) -> Path:
@@ -56,15 +69,57 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _parts(text: str) -> list[str]:
+    """Comma-separated parts; "none" (or nothing) is the empty list."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    return [] if parts == ["none"] else parts
+
+
+def _integers(text: str, allow_empty: bool = False) -> tuple[int, ...]:
+    values = tuple(dict.fromkeys(_positive(part) for part in _parts(text)))
+    if not values and not allow_empty:
+        raise argparse.ArgumentTypeError("expected a comma-separated list of positive integers such as 2,4")
+    return values
+
+
 def _tasks(text: str) -> tuple[int, ...]:
-    values = tuple(_positive(part.strip()) for part in text.split(",") if part.strip())
+    return _integers(text)
+
+
+def _optional_integers(text: str) -> tuple[int, ...]:
+    return _integers(text, allow_empty=True)
+
+
+def _codecs(text: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(part.lower() for part in _parts(text)))
+    unknown = [name for name in names if name not in CODECS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown codec(s) {unknown}: use {', '.join(CODECS)} or none")
+    return names
+
+
+def rate_level(text: str) -> str:
+    """A latency rate: records/s ("5000") or a share of the candidate's maximum ("50%")."""
+    text = text.strip().replace("_", "")
+    number = text[:-1] if text.endswith("%") else text
+    try:
+        value = float(number) if text.endswith("%") else int(number)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected records/s or a percentage such as 50%, not {text!r}") from None
+    if not value > 0 or (text.endswith("%") and value > 100):
+        raise argparse.ArgumentTypeError(f"expected records/s or a percentage within 0..100%, not {text!r}")
+    return f"{value:g}%" if text.endswith("%") else str(value)
+
+
+def _rates(text: str) -> tuple[str, ...]:
+    values = tuple(dict.fromkeys(rate_level(part) for part in _parts(text)))
     if not values:
-        raise argparse.ArgumentTypeError("expected a comma-separated list of tasks.max values such as 2,4")
-    return tuple(dict.fromkeys(values))
+        raise argparse.ArgumentTypeError("expected latency rates such as 5000,50%")
+    return values
 
 
 def _candidates(text: str) -> tuple[str, ...]:
-    names = tuple(dict.fromkeys(part.strip().lower() for part in text.split(",") if part.strip()))
+    names = tuple(dict.fromkeys(part.lower() for part in _parts(text)))
     unknown = [name for name in names if name not in CANDIDATES]
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"unknown candidate(s) {unknown or [text]}: use {', '.join(CANDIDATES)}")
@@ -74,23 +129,49 @@ def _candidates(text: str) -> tuple[str, ...]:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m bench",
-        description="Backfill throughput, steady-state latency and resource use of Mirrorplane, Apache "
+        description="Backfill throughput, latency, upper bounds and resource use of Mirrorplane, Apache "
                     "MirrorMaker 2 and a tuned raw Java copy on the same two local Kafka clusters and data.")
     d = Options()
-    p.add_argument("--records", type=_positive, default=d.records, help="dataset size in records (%(default)s)")
-    p.add_argument("--record-bytes", type=_positive, default=d.record_bytes, help="value size (%(default)s)")
+    p.add_argument("--records", type=_positive, default=d.records,
+                   help="records of the main dataset (%(default)s)")
+    p.add_argument("--record-bytes", type=_positive, default=d.record_bytes,
+                   help="value size of the main dataset (%(default)s)")
     p.add_argument("--key-bytes", type=_positive, default=d.key_bytes, help="key size (%(default)s)")
     p.add_argument("--partitions", type=_positive, default=d.partitions, help="source partitions (%(default)s)")
     p.add_argument("--repetitions", type=_positive, default=d.repetitions,
-                   help="runs per candidate and tasks.max; the candidates' order alternates (%(default)s)")
+                   help="runs per candidate and tasks.max on the main dataset; the candidates' order "
+                        "alternates (%(default)s)")
     p.add_argument("--tasks", type=_tasks, default=d.tasks, help="tasks.max values, comma-separated (2,4)")
-    p.add_argument("--latency-rate", type=_positive, default=d.latency_rate,
-                   help="records/s produced during the latency test (%(default)s)")
+    p.add_argument("--mm2-tasks", type=_optional_integers, default=d.mm2_tasks,
+                   help="tasks.max values MM2 is tried at (one run each) before the repetitions; the best is "
+                        "run in every repetition besides --tasks (1,2,4,8; none: no search)")
+    p.add_argument("--record-sizes", type=_optional_integers, default=d.record_sizes,
+                   help="further value sizes, uncompressed (100,10240; none: no size variants)")
+    p.add_argument("--compressions", type=_codecs, default=d.compressions,
+                   help="compressed source topics at --record-bytes, the codec passed through to the target "
+                        "(lz4,zstd; none: no compression variants)")
+    p.add_argument("--variant-records", type=_positive, default=None,
+                   help="records of each size or compression variant (default: --records, at most "
+                        "--variant-max-mb of values)")
+    p.add_argument("--variant-max-mb", type=_positive, default=d.variant_max_mb,
+                   help="largest value volume of a variant in MB (%(default)s)")
+    p.add_argument("--variant-repetitions", type=_positive, default=d.variant_repetitions,
+                   help="repetitions of each variant, at the first --tasks value (%(default)s)")
+    p.add_argument("--skip-variants", action="store_true", help="no size or compression variants")
+    p.add_argument("--latency-rates", type=_rates, default=d.latency_rates,
+                   help="rates of the latency test: records/s, or a percentage of the candidate's maximum "
+                        "sustainable rate from this invocation's throughput runs (5000,50%%)")
     p.add_argument("--latency-seconds", type=_positive_float, default=d.latency_seconds,
-                   help="measured seconds of the latency test (%(default)s)")
+                   help="measured seconds of each latency test (%(default)s)")
+    p.add_argument("--latency-repetitions", type=_positive, default=d.latency_repetitions,
+                   help="latency tests per candidate and rate; the order alternates (%(default)s)")
+    p.add_argument("--latency-max-rate", type=_positive, default=None,
+                   help="maximum sustainable rate for percentage rates when no throughput run measured one")
     p.add_argument("--only", type=_candidates, default=d.only,
                    help=f"a subset of {','.join(CANDIDATES)} (default: all)")
     p.add_argument("--skip-latency", action="store_true", help="no latency test")
+    p.add_argument("--skip-upper-bounds", action="store_true",
+                   help="no kafka-producer-perf-test / kafka-consumer-perf-test runs")
     p.add_argument("--scale-topics", type=_positive, default=d.scale_topics,
                    help="topics of the scale check's mirror (%(default)s)")
     p.add_argument("--scale-partitions", type=_positive, default=d.scale_partitions,
@@ -109,10 +190,16 @@ def parser() -> argparse.ArgumentParser:
 
 def parse(argv: list[str] | None = None) -> Options:
     args = parser().parse_args(argv)
+    variants = not args.skip_variants
     return Options(records=args.records, record_bytes=args.record_bytes, key_bytes=args.key_bytes,
                    partitions=args.partitions, repetitions=args.repetitions, tasks=args.tasks,
-                   latency_rate=args.latency_rate, latency_seconds=args.latency_seconds, only=args.only,
-                   skip_latency=args.skip_latency, scale_topics=args.scale_topics,
-                   scale_partitions=args.scale_partitions, scale_records=args.scale_records,
-                   skip_scale=args.skip_scale, out=args.out, work_dir=args.work_dir,
-                   run_timeout=args.run_timeout)
+                   mm2_tasks=args.mm2_tasks,
+                   record_sizes=tuple(s for s in args.record_sizes if s != args.record_bytes) if variants else (),
+                   compressions=args.compressions if variants else (), variant_records=args.variant_records,
+                   variant_max_mb=args.variant_max_mb, variant_repetitions=args.variant_repetitions,
+                   latency_rates=args.latency_rates, latency_seconds=args.latency_seconds,
+                   latency_repetitions=args.latency_repetitions, latency_max_rate=args.latency_max_rate,
+                   only=args.only, skip_latency=args.skip_latency, skip_upper_bounds=args.skip_upper_bounds,
+                   scale_topics=args.scale_topics, scale_partitions=args.scale_partitions,
+                   scale_records=args.scale_records, skip_scale=args.skip_scale, out=args.out,
+                   work_dir=args.work_dir, run_timeout=args.run_timeout)

@@ -1,16 +1,21 @@
-"""The report: per candidate and tasks.max the median, min and max of every run's figures, the ratios
-Mirrorplane/MM2 and Mirrorplane/raw, the latency percentiles, the benchmark's goals, and its markdown."""
+"""The report: per dataset, candidate and tasks.max the median, min and max of every run's figures;
+the ratios Mirrorplane/MM2 and Mirrorplane/raw paired per repetition; the perf tools' upper bounds;
+MM2's tasks.max search; latency per rate; cost; the benchmark's goals; and its markdown."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from bench.stats import ratio, spread
+from bench.stats import median, paired_ratios, spread
 
-TITLES = {"mirrorplane": "Mirrorplane", "mm2": "MirrorMaker 2", "raw": "raw Java copy"}
-FIGURES = ("records_per_second", "mb_per_second", "seconds", "first_record_seconds", "steady_records_per_second",
-           "cpu_seconds", "peak_rss_mb", "control_plane_cpu_seconds", "broker_cpu_seconds")
-RATIO_KEYS = ("mirrorplane/mm2", "mirrorplane/raw", "mirrorplane/raw_best")
+TITLES = {"mirrorplane": "Mirrorplane", "mm2": "MirrorMaker 2", "mm2-stock": "MirrorMaker 2 (stock JVM)",
+          "raw": "raw Java copy"}
+FIGURES = ("records_per_second", "mb_per_second", "steady_records_per_second", "steady_mb_per_second", "seconds",
+           "first_record_seconds", "cpu_seconds", "cpu_seconds_per_mb", "peak_rss_mb", "control_plane_cpu_seconds",
+           "broker_cpu_seconds")
+RATIO_FIGURES = ("records_per_second", "steady_records_per_second")
+PAIRS = (("mirrorplane", "mm2"), ("mirrorplane", "mm2-stock"), ("mirrorplane", "raw"))
+LATENCY_FIGURES = ("p50_ms", "p95_ms", "p99_ms", "max_ms", "achieved_rate", "cpu_seconds_measured")
 GOAL_VS_MM2 = 1.2
 GOAL_VS_RAW = 0.7
 GOAL_P99_MS = 1500.0
@@ -18,15 +23,18 @@ GOAL_SCALE_SECONDS = 60.0
 GOAL_SCALE_PARTITIONS = 1000
 
 
+# -- summaries ---------------------------------------------------------------------------------
+
 def summarize(runs: list[dict]) -> dict[str, dict[str, dict]]:
-    """`{candidate: {tasks: {"runs", "failed", figure: {"median", "min", "max"}}}}` over successful runs."""
+    """`{candidate: {tasks: {"runs", "failed", "effective_tasks", figure: spread}}}` over successful runs."""
     grouped: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for run in runs:
         grouped[(run["candidate"], run["tasks"])].append(run)
     summary: dict[str, dict[str, dict]] = {}
     for (candidate, tasks), items in sorted(grouped.items()):
         good = [run for run in items if not run.get("error")]
-        entry: dict = {"runs": len(good), "failed": len(items) - len(good)}
+        entry: dict = {"runs": len(good), "failed": len(items) - len(good),
+                       "effective_tasks": sorted({r["effective_tasks"] for r in good if r.get("effective_tasks")})}
         for figure in FIGURES:
             values = [run[figure] for run in good if run.get(figure) is not None]
             if values:
@@ -35,38 +43,107 @@ def summarize(runs: list[dict]) -> dict[str, dict[str, dict]]:
     return summary
 
 
-def _median(summary: dict, candidate: str, tasks: str, figure: str = "records_per_second") -> float | None:
-    return ((summary.get(candidate, {}).get(tasks) or {}).get(figure) or {}).get("median")
+def _by_repetition(runs: list[dict], candidate: str, tasks: int, figure: str) -> dict[int, float]:
+    return {run["repetition"]: run[figure] for run in runs if run["candidate"] == candidate
+            and run["tasks"] == tasks and not run.get("error") and run.get(figure) is not None}
 
 
-def ratios(summary: dict) -> dict[str, dict[str, float | None]]:
-    """Median throughput ratios per tasks.max: vs MM2 at the same tasks.max, vs the raw copy with as many
-    threads, and vs the best raw median of any thread count (the machine's limit)."""
-    raw_best = max((s["records_per_second"]["median"] for s in summary.get("raw", {}).values()
-                    if "records_per_second" in s), default=None)
-    result: dict[str, dict[str, float | None]] = {"mirrorplane/mm2": {}, "mirrorplane/raw": {},
-                                                   "mirrorplane/raw_best": {}}
-    for tasks in summary.get("mirrorplane", {}):
-        ours = _median(summary, "mirrorplane", tasks)
-        result["mirrorplane/mm2"][tasks] = _round(ratio(ours, _median(summary, "mm2", tasks)))
-        result["mirrorplane/raw"][tasks] = _round(ratio(ours, _median(summary, "raw", tasks)))
-        result["mirrorplane/raw_best"][tasks] = _round(ratio(ours, raw_best))
-    return result
+def best_tasks(summary: dict, candidate: str, preferred: int | None = None) -> int | None:
+    """`preferred` (MM2's search result) when the candidate ran at it, else its fastest median."""
+    entries = summary.get(candidate, {})
+    if preferred is not None and "records_per_second" in entries.get(str(preferred), {}):
+        return preferred
+    medians = {int(t): e["records_per_second"]["median"] for t, e in entries.items() if "records_per_second" in e}
+    return max(medians, key=medians.__getitem__) if medians else None
+
+
+def _ratio_entry(runs: list[dict], ours: tuple[str, int], theirs: tuple[str, int]) -> dict | None:
+    entry: dict = {"tasks": [ours[1], theirs[1]]}
+    for figure in RATIO_FIGURES:
+        values = paired_ratios(_by_repetition(runs, *ours, figure), _by_repetition(runs, *theirs, figure))
+        entry[figure] = _rounded(spread(values))
+        entry.setdefault("pairs", len(values))
+    return entry if entry["pairs"] else None
+
+
+def ratios(runs: list[dict], mm2_best: int | None = None) -> dict[str, dict[str, dict]]:
+    """Per pair, at every tasks.max both ran and between each one's best tasks.max ("best"): the ratio of
+    each repetition's figures (end-to-end and steady-state records/s), as median, min and max."""
+    summary = summarize(runs)
+    table: dict[str, dict[str, dict]] = {}
+    for ours, theirs in PAIRS:
+        if ours not in summary or theirs not in summary:
+            continue
+        rows: dict[str, dict] = {}
+        for tasks in sorted(set(summary[ours]) & set(summary[theirs]), key=int):
+            if entry := _ratio_entry(runs, (ours, int(tasks)), (theirs, int(tasks))):
+                rows[tasks] = entry
+        best_ours = best_tasks(summary, ours)
+        best_theirs = best_tasks(summary, theirs, mm2_best if theirs.startswith("mm2") else None)
+        if best_ours and best_theirs and (entry := _ratio_entry(runs, (ours, best_ours), (theirs, best_theirs))):
+            rows["best"] = entry
+        table[f"{ours}/{theirs}"] = rows
+    return table
+
+
+def upper_summary(upper: list[dict]) -> dict[str, dict[str, dict]]:
+    """`{dataset: {tool: {"records_per_second": spread, ...}}}` of the perf tools' successful runs."""
+    grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for result in upper:
+        grouped[(result["dataset"], result["tool"])].append(result)
+    table: dict[str, dict[str, dict]] = {}
+    for (dataset, tool), items in grouped.items():
+        good = [r for r in items if not r.get("error")]
+        entry: dict = {"runs": len(good), "failed": len(items) - len(good)}
+        for figure in ("records_per_second", "mb_per_second", "fetch_records_per_second", "cpu_seconds"):
+            values = [r[figure] for r in good if r.get(figure) is not None]
+            if values:
+                entry[figure] = spread(values)
+        table.setdefault(dataset, {})[tool] = entry
+    return table
+
+
+def latency_table(latency: list[dict]) -> dict[str, dict[str, dict]]:
+    """`{candidate: {level: {"rate", "repetitions", "failed", "missing", figure: spread}}}`."""
+    grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for result in latency:
+        grouped[(result["candidate"], result.get("level", str(result.get("rate"))))].append(result)
+    table: dict[str, dict[str, dict]] = {}
+    for (candidate, level), items in grouped.items():
+        good = [r for r in items if not r.get("error") and r.get("p99_ms") is not None]
+        entry: dict = {"rate": _median([r["rate"] for r in items if r.get("rate")]),
+                       "tasks": items[0].get("tasks"), "repetitions": len(good), "failed": len(items) - len(good),
+                       "missing": sum(r.get("missing", 0) for r in good),
+                       "errors": [r["error"] for r in items if r.get("error")]}
+        for figure in LATENCY_FIGURES:
+            values = [r[figure] for r in good if r.get(figure) is not None]
+            if values:
+                entry[figure] = spread(values)
+        resolution = [r["reader_resolution_us"] for r in good if (r.get("reader_resolution_us") or {}).get("p50_us")]
+        if resolution:
+            entry["reader_resolution_us"] = {key: _median([r[key] for r in resolution])
+                                             for key in ("p50_us", "p99_us", "max_us", "queued_share")}
+        table.setdefault(candidate, {})[level] = entry
+    return table
 
 
 def goals(ratio_table: dict, latency: dict, scale: dict | None = None) -> list[dict]:
-    """The benchmark's goals with the measured figure and whether it holds (None: not measured)."""
+    """The benchmark's goals on the main dataset with the measured figure and whether it holds."""
     rows = []
-    for tasks, value in ratio_table.get("mirrorplane/mm2", {}).items():
-        rows.append({"goal": f"backfill Mirrorplane >= {GOAL_VS_MM2}x MM2 at tasks.max {tasks}",
-                     "measured": value, "unit": "x", "met": None if value is None else value >= GOAL_VS_MM2})
-    for tasks, value in ratio_table.get("mirrorplane/raw_best", {}).items():
-        rows.append({"goal": f"backfill Mirrorplane (tasks.max {tasks}) >= {GOAL_VS_RAW}x the raw limit",
+    for tasks, entry in ratio_table.get("mirrorplane/mm2", {}).items():
+        value = (entry.get("records_per_second") or {}).get("median")
+        where = "each at its best tasks.max" if tasks == "best" else f"at tasks.max {tasks}"
+        rows.append({"goal": f"backfill Mirrorplane >= {GOAL_VS_MM2}x MM2 {where}", "measured": value, "unit": "x",
+                     "met": None if value is None else value >= GOAL_VS_MM2})
+    best_raw = ratio_table.get("mirrorplane/raw", {}).get("best")
+    if best_raw:
+        value = (best_raw.get("records_per_second") or {}).get("median")
+        rows.append({"goal": f"backfill Mirrorplane >= {GOAL_VS_RAW}x the raw limit (each at its best tasks.max)",
                      "measured": value, "unit": "x", "met": None if value is None else value >= GOAL_VS_RAW})
-    p99 = (latency.get("mirrorplane") or {}).get("p99_ms")
-    if latency.get("mirrorplane") is not None:
-        rows.append({"goal": f"Mirrorplane p99 latency <= {GOAL_P99_MS / 1000:g} s", "measured": p99, "unit": "ms",
-                     "met": None if p99 is None else p99 <= GOAL_P99_MS})
+    for level, entry in latency.get("mirrorplane", {}).items():
+        p99 = (entry.get("p99_ms") or {}).get("median")
+        rows.append({"goal": f"Mirrorplane p99 latency <= {GOAL_P99_MS / 1000:g} s at {_level(level, entry)}",
+                     "measured": p99, "unit": "ms", "met": None if p99 is None else p99 <= GOAL_P99_MS})
     if scale is not None:
         seconds = scale.get("all_partitions_seconds")
         big_enough = scale.get("partitions", 0) >= GOAL_SCALE_PARTITIONS
@@ -76,13 +153,25 @@ def goals(ratio_table: dict, latency: dict, scale: dict | None = None) -> list[d
     return rows
 
 
-def build(machine: dict, settings: dict, runs: list[dict], latency: dict, complete: bool,
-          scale: dict | None = None) -> dict:
-    summary = summarize(runs)
-    ratio_table = ratios(summary)
+def dataset_names(settings: dict, runs: list[dict]) -> list[str]:
+    names = [d["name"] for d in settings.get("datasets", [])]
+    return names + [n for n in dict.fromkeys(r.get("dataset", "main") for r in runs) if n not in names]
+
+
+def build(machine: dict, settings: dict, runs: list[dict], latency: list[dict], complete: bool,
+          scale: dict | None = None, sweep: list[dict] | None = None, upper: list[dict] | None = None) -> dict:
+    mm2_best = settings.get("mm2_best_tasks")
+    names = dataset_names(settings, runs)
+    per_dataset = {name: [r for r in runs if r.get("dataset", "main") == name] for name in names}
+    summary = {name: summarize(items) for name, items in per_dataset.items() if items}
+    ratio_table = {name: ratios(items, mm2_best) for name, items in per_dataset.items() if items}
+    latency_summary = latency_table(latency)
+    main = names[0] if names else None
     return {"complete": complete, "machine": machine, "settings": settings, "summary": summary,
-            "ratios": ratio_table, "latency": latency, "scale": scale, "goals": goals(ratio_table, latency, scale),
-            "runs": runs}
+            "ratios": ratio_table, "upper_bounds": upper_summary(upper or []), "mm2_search": sweep or [],
+            "latency_summary": latency_summary, "scale": scale,
+            "goals": goals(ratio_table.get(main, {}), latency_summary, scale),
+            "runs": runs, "latency": latency, "upper_runs": upper or []}
 
 
 # -- markdown --------------------------------------------------------------------------------
@@ -93,8 +182,7 @@ def _number(value: float | None, digits: int = 0) -> str:
     return f"{value:,.{digits}f}"
 
 
-def _range(entry: dict, figure: str, digits: int = 0) -> str:
-    values = entry.get(figure)
+def _spread(values: dict | None, digits: int = 0) -> str:
     if not values:
         return "n/a"
     if values["min"] == values["max"]:
@@ -102,76 +190,206 @@ def _range(entry: dict, figure: str, digits: int = 0) -> str:
     return f"{_number(values['median'], digits)} ({_number(values['min'], digits)}-{_number(values['max'], digits)})"
 
 
-def _ratio(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}x"
+def _range(entry: dict, figure: str, digits: int = 0) -> str:
+    return _spread(entry.get(figure), digits)
+
+
+def _ratio(values: dict | None) -> str:
+    if not values:
+        return "n/a"
+    if values["min"] == values["max"]:
+        return f"{values['median']:.2f}x"
+    return f"{values['median']:.2f}x ({values['min']:.2f}-{values['max']:.2f})"
+
+
+def _level(level: str, entry: dict) -> str:
+    rate = entry.get("rate")
+    if level.endswith("%"):
+        return f"{level} of its maximum ({_number(rate)} records/s)"
+    return f"{_number(rate)} records/s"
+
+
+def _row(cells: list) -> str:
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
 
 
 def render_markdown(report: dict) -> str:
+    lines = _header(report)
+    settings = report["settings"]
+    datasets = {d["name"]: d for d in settings.get("datasets", [])}
+    for name, summary in report["summary"].items():
+        lines += _throughput_lines(name, datasets.get(name), summary, report)
+    if report.get("mm2_search"):
+        lines += _search_lines(report["mm2_search"], settings.get("mm2_best_tasks"))
+    if report.get("latency_summary"):
+        lines += _latency_lines(report["latency_summary"], settings)
+    if report.get("scale"):
+        lines += _scale_lines(report["scale"])
+    lines += _fairness_lines(settings)
+    if report.get("goals"):
+        lines += ["", "## Goals", "", "| goal | measured | met |", "|---|---:|---|"]
+        for goal in report["goals"]:
+            met = {True: "yes", False: "**no**", None: "n/a"}[goal["met"]]
+            lines.append(f"| {goal['goal']} | {_goal_figure(goal['measured'], goal['unit'])} | {met} |")
+    failures = [run for run in report["runs"] + report.get("mm2_search", []) + report.get("latency", [])
+                + report.get("upper_runs", []) if run.get("error")]
+    if failures:
+        lines += ["", "## Failed runs", ""]
+        lines += [f"- {run.get('label') or run.get('tool')}: {run['error']}" for run in failures]
+    return "\n".join(lines) + "\n"
+
+
+def _header(report: dict) -> list[str]:
     s, m = report["settings"], report["machine"]
     lines = [
         "# Benchmark: Mirrorplane vs Apache MirrorMaker 2 vs the raw limit",
         "",
-        f"{s['records']:,} records of {s['record_bytes']} B with {s['key_bytes']}-byte keys and one header "
-        f"({s['dataset_mb']:,.0f} MB of payload), {s['partitions']} partitions, {s['repetitions']} repetition(s), "
-        f"order alternating. Machine: {m.get('cpu_model', '?')}, {m.get('cores', '?')} cores, "
-        f"{m.get('memory_gb', '?')} GB; Kafka {m.get('kafka', '?')} (one KRaft broker per cluster, same host), "
-        f"Spark {m.get('spark', '?')}, {m.get('java', '?')}. {report.get('generated_at', '')}",
+        f"Main dataset: {s['records']:,} records of {s['record_bytes']} B with {s['key_bytes']}-byte keys and one "
+        f"header ({s['dataset_mb']:,.0f} MB of payload), {s['partitions']} partitions, {s['repetitions']} "
+        f"repetition(s), the candidates' order alternating. Machine: {m.get('cpu_model', '?')}, "
+        f"{m.get('cores', '?')} cores, {m.get('memory_gb', '?')} GB; Kafka {m.get('kafka', '?')} (one KRaft broker "
+        f"per cluster, same host), Spark {m.get('spark', '?')}, {m.get('java', '?')}. "
+        f"{report.get('generated_at', '')}",
     ]
     if not report.get("complete", True):
         lines += ["", "**Incomplete: the benchmark was interrupted; these are the runs so far.**"]
-    lines += [
-        "",
-        "## Backfill: from the candidate's start until the last record is on the target",
-        "",
-        "| candidate | tasks.max | records/s median (min-max) | MB/s | seconds | first record after (s) "
-        "| records/s after the first | CPU s | peak RSS MB | brokers' CPU s | runs |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for candidate, by_tasks in report["summary"].items():
+    return lines
+
+
+def _throughput_lines(name: str, dataset: dict | None, summary: dict, report: dict) -> list[str]:
+    what = (f"{dataset['records']:,} records of {dataset['record_bytes']:,} B, compression {dataset['compression']}"
+            if dataset else name)
+    lines = ["", f"## Backfill {name}: {what}", "",
+             "| candidate | tasks.max | effective tasks | steady records/s (10-90%) | steady MB/s | end-to-end "
+             "records/s | seconds | first record (s) | CPU s | CPU s/MB | peak RSS MB | brokers' CPU s | runs |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for candidate, by_tasks in summary.items():
         for tasks, e in sorted(by_tasks.items(), key=lambda item: int(item[0])):
             failed = f" ({e['failed']} failed)" if e["failed"] else ""
-            cells = [TITLES.get(candidate, candidate), tasks, _range(e, "records_per_second"),
-                     _range(e, "mb_per_second", 1), _range(e, "seconds", 1), _range(e, "first_record_seconds", 1),
-                     _range(e, "steady_records_per_second"), _range(e, "cpu_seconds", 1), _range(e, "peak_rss_mb"),
-                     _range(e, "broker_cpu_seconds", 1), f"{e['runs']}{failed}"]
-            lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
-    r = report["ratios"]
-    if r.get("mirrorplane/mm2"):
-        lines += ["", "| tasks.max | Mirrorplane / MM2 | Mirrorplane / raw (same threads) | Mirrorplane / raw (best) |",
-                  "|---:|---:|---:|---:|"]
-        for tasks in sorted(r["mirrorplane/mm2"], key=int):
-            cells = [_ratio(r[key].get(tasks)) for key in RATIO_KEYS]
-            lines.append(f"| {tasks} | " + " | ".join(cells) + " |")
-    lines += ["", "Ratios of median records/s. CPU seconds and peak RSS are those of the candidate's own processes "
-              "(Mirrorplane: the mirror's Spark application; its web app and Celery worker used "
-              f"{_control_plane(report)} CPU s per run besides); the brokers' CPU is that of both clusters "
-              "during the run."]
-    latency = report.get("latency") or {}
-    if latency:
-        first = next(iter(latency.values()))
-        lines += ["", f"## Latency: {first['rate']:,} records/s for {first['seconds']:g} s, record timestamp to "
-                      "arrival on the target", "",
-                  "| candidate | tasks.max | p50 ms | p95 ms | p99 ms | max ms | records | missing | CPU s | error |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
-        for candidate, e in latency.items():
-            lines.append(f"| {TITLES.get(candidate, candidate)} | {e['tasks']} | {_number(e.get('p50_ms'))} "
-                         f"| {_number(e.get('p95_ms'))} | {_number(e.get('p99_ms'))} | {_number(e.get('max_ms'))} "
-                         f"| {e.get('records', 0):,} | {e.get('missing', 0):,} "
-                         f"| {_number(e.get('cpu_seconds_measured'), 1)} | {e.get('error') or ''} |")
-    if report.get("scale"):
-        lines += _scale_lines(report["scale"])
-    if report.get("goals"):
-        lines += ["", "## Goals", "", "| goal | measured | met |", "|---|---:|---|"]
-        for goal in report["goals"]:
-            measured = goal["measured"]
-            text = _goal_figure(measured, goal["unit"])
-            met = {True: "yes", False: "**no**", None: "n/a"}[goal["met"]]
-            lines.append(f"| {goal['goal']} | {text} | {met} |")
-    failures = [run for run in report["runs"] if run.get("error")]
-    if failures:
-        lines += ["", "## Failed runs", ""]
-        lines += [f"- {run['label']}: {run['error']}" for run in failures]
-    return "\n".join(lines) + "\n"
+            effective = ", ".join(str(t) for t in e.get("effective_tasks", [])) or "?"
+            lines.append(_row([TITLES.get(candidate, candidate), tasks, effective,
+                               _range(e, "steady_records_per_second"), _range(e, "steady_mb_per_second", 1),
+                               _range(e, "records_per_second"), _range(e, "seconds", 1),
+                               _range(e, "first_record_seconds", 1), _range(e, "cpu_seconds", 1),
+                               _range(e, "cpu_seconds_per_mb", 3), _range(e, "peak_rss_mb"),
+                               _range(e, "broker_cpu_seconds", 1), f"{e['runs']}{failed}"]))
+    bounds = report.get("upper_bounds", {}).get(name, {})
+    if bounds:
+        lines += ["", "Upper bounds on the same brokers: " + "; ".join(
+            f"kafka-{tool}-perf-test {_range(entry, 'records_per_second')} records/s "
+            f"({_range(entry, 'mb_per_second', 1)} MB/s)" for tool, entry in sorted(bounds.items(), reverse=True))
+            + f"; the raw copy {_best_raw(summary)} records/s end to end."]
+    lines += _ratio_lines(report.get("ratios", {}).get(name, {}))
+    lines += _compression_lines(name, report)
+    control = [e["control_plane_cpu_seconds"]["median"] for e in summary.get("mirrorplane", {}).values()
+               if e.get("control_plane_cpu_seconds")]
+    lines += ["", "CPU and peak RSS are the candidate's own processes (Mirrorplane: the mirror's Spark application; "
+              f"its web app and Celery worker used {_number(_median(control), 2)} CPU s per run besides, included "
+              "in Mirrorplane's CPU s/MB). CPU s/MB is per MB of payload (keys, values, header)."]
+    return lines
+
+
+def _best_raw(summary: dict) -> str:
+    medians = [e["records_per_second"]["median"] for e in summary.get("raw", {}).values() if "records_per_second" in e]
+    return _number(max(medians)) if medians else "n/a"
+
+
+def _ratio_lines(table: dict) -> list[str]:
+    if not any(table.values()):
+        return []
+    lines = ["", "| ratio | tasks.max | end-to-end, median (min-max) | steady state, median (min-max) | pairs |",
+             "|---|---:|---:|---:|---:|"]
+    for pair, rows in table.items():
+        ours, theirs = pair.split("/")
+        for tasks, entry in rows.items():
+            at = f"best: {entry['tasks'][0]} vs {entry['tasks'][1]}" if tasks == "best" else tasks
+            lines.append(_row([f"{TITLES[ours]} / {TITLES[theirs]}", at, _ratio(entry.get("records_per_second")),
+                               _ratio(entry.get("steady_records_per_second")), entry["pairs"]]))
+    lines += ["", "Ratios are taken per repetition (the two runs of the same repetition) and shown as their median "
+                  "with min-max."]
+    return lines
+
+
+def _compression_lines(name: str, report: dict) -> list[str]:
+    found: dict[str, dict[str, set]] = defaultdict(lambda: {"topic": set(), "batches": set()})
+    compressions = set()
+    for run in report["runs"]:
+        if run.get("dataset") != name or not run.get("target_compression"):
+            continue
+        compressions.add(run.get("compression", "none"))
+        found[run["candidate"]]["topic"].add(str(run["target_compression"].get("topic_config")))
+        found[run["candidate"]]["batches"].add(", ".join(f"{codec} {count:,}" for codec, count in
+                                                         sorted(run["target_compression"]["batches"].items())))
+    if not found or compressions == {"none"}:
+        return []
+    return ["", "On the target: " + "; ".join(
+        f"{TITLES.get(c, c)} remote topic compression.type {'/'.join(sorted(v['topic']))}, batches "
+        f"{' / '.join(sorted(v['batches'])) or 'n/a'}" for c, v in found.items()) + "."]
+
+
+def _search_lines(search: list[dict], best: int | None) -> list[str]:
+    lines = ["", f"## MM2's tasks.max on this machine (one run each on the main dataset; best: {best})", "",
+             "| candidate | tasks.max | effective tasks | steady records/s | end-to-end records/s | CPU s | error |",
+             "|---|---:|---:|---:|---:|---:|---|"]
+    for run in search:
+        lines.append(_row([TITLES.get(run["candidate"], run["candidate"]), run["tasks"],
+                           run.get("effective_tasks") or "?", _number(run.get("steady_records_per_second")),
+                           _number(run.get("records_per_second")), _number(run.get("cpu_seconds"), 1),
+                           run.get("error") or ""]))
+    return lines
+
+
+def _latency_lines(table: dict, settings: dict) -> list[str]:
+    lines = ["", f"## Latency: record timestamp to arrival on the target, {settings.get('latency_seconds', 0):g} s "
+                 "measured per run", "",
+             "| candidate | rate | achieved records/s | p50 ms | p95 ms | p99 ms | max ms | runs | missing | CPU s "
+             "| reader resolution p50 / p99 µs |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for candidate, levels in table.items():
+        for level, e in levels.items():
+            resolution = e.get("reader_resolution_us") or {}
+            failed = f" ({e['failed']} failed)" if e["failed"] else ""
+            lines.append(_row([TITLES.get(candidate, candidate), _level(level, e), _range(e, "achieved_rate"),
+                               _range(e, "p50_ms"), _range(e, "p95_ms"), _range(e, "p99_ms"), _range(e, "max_ms"),
+                               f"{e['repetitions']}{failed}", f"{e['missing']:,}",
+                               _range(e, "cpu_seconds_measured", 1),
+                               f"{_number(resolution.get('p50_us'))} / {_number(resolution.get('p99_us'))}"]))
+    maxima = settings.get("latency_max_rates") or {}
+    if maxima:
+        lines += ["", "Maximum sustainable rates for the percentage levels: " + "; ".join(
+            f"{TITLES.get(c, c)} {_number(m.get('records_per_second'))} records/s ({m.get('source')})"
+            for c, m in maxima.items()) + "."]
+    lines += ["", "Medians over the runs with min-max; the candidates' order alternates between repetitions. Each "
+                  "record is timed as the reader's client hands it over: records already fetched are taken without "
+                  "waiting, and the reader waits for one record only when none is queued; its resolution is the time "
+                  "between two such calls for records that were queued (they arrived at most that long before)."]
+    return lines
+
+
+def _fairness_lines(settings: dict) -> list[str]:
+    lines = ["", "## Settings in effect", ""]
+    mp = settings.get("mirrorplane")
+    if mp:
+        lines.append(f"- Mirrorplane: {mp.get('spark_master')}, driver {mp.get('driver_memory')}, JVM "
+                     f"`{mp.get('driver_java_options')}`, class archive "
+                     f"{'yes' if mp.get('driver_class_archive') else 'none'}; producer "
+                     f"{_pairs(mp.get('producer'))} (compressed datasets: their codec)")
+    for name in ("mm2", "mm2-stock", "raw"):
+        entry = settings.get(name)
+        if not entry:
+            continue
+        archive = "yes" if entry.get("class_archive") else "none"
+        lines.append(f"- {TITLES[name]}: JVM `{entry.get('jvm')}`, class archive {archive}")
+        effective = entry.get("effective_producer")
+        if effective:
+            keys = ("acks", "enable.idempotence", "max.in.flight.requests.per.connection", "linger.ms", "batch.size",
+                    "compression.type", "buffer.memory", "max.request.size")
+            lines.append(f"  - producer in effect (from its log): {_pairs({k: effective.get(k) for k in keys})}")
+    return lines
+
+
+def _pairs(values: dict | None) -> str:
+    return ", ".join(f"`{key}={value}`" for key, value in (values or {}).items() if value is not None) or "n/a"
 
 
 def _scale_lines(scale: dict) -> list[str]:
@@ -183,7 +401,7 @@ def _scale_lines(scale: dict) -> list[str]:
             "| first partition complete (s) | median partition (s) | all partitions (s) | partitions complete "
             "| peak RSS MB (driver JVM and Python) | CPU s | error |",
             "|---:|---:|---:|---:|---:|---:|---|",
-            "| " + " | ".join(cells) + " |",
+            _row(cells),
             "", "Timed from the POST creating the mirror until each remote partition's end offset reaches its "
                 "source partition's."]
 
@@ -196,10 +414,9 @@ def _goal_figure(value: float | None, unit: str) -> str:
     return f"{value:,.1f} s" if unit == "s" else f"{value:,.0f} ms"
 
 
-def _control_plane(report: dict) -> str:
-    entry = next(iter(report["summary"].get("mirrorplane", {}).values()), {})
-    return _number((entry.get("control_plane_cpu_seconds") or {}).get("median"), 1)
+def _median(values: list[float]) -> float | None:
+    return median(values) if values else None
 
 
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
+def _rounded(values: dict | None) -> dict | None:
+    return None if values is None else {key: round(value, 3) for key, value in values.items()}

@@ -1,4 +1,5 @@
-"""The benchmark from start to report: clusters, dataset, backfill runs in alternating order, latency."""
+"""The benchmark from start to report: clusters, datasets, MM2's tasks.max search, backfill runs in
+alternating order with the perf tools' upper bounds, latency at fixed and derived rates, scale."""
 
 from __future__ import annotations
 
@@ -12,38 +13,53 @@ from datetime import UTC, datetime
 from bench import machine, report
 from bench.candidates import Candidate, Environment, RunSpec, build
 from bench.cluster import (
+    TARGET,
     BenchClusters,
     EndOffsets,
+    Progress,
     create_topic,
     dataset_payload_bytes,
     delete_topics,
     load_dataset,
     say,
+    topic_codecs,
+    topic_config,
     wait_for_total,
 )
-from bench.latency import measure
+from bench.datasets import Dataset, datasets
+from bench.latency import level_label, measure, resolve_rate
 from bench.measure import ResourceSampler
-from bench.options import LATENCY_CANDIDATES, Options
+from bench.options import LATENCY_CANDIDATES, MM2_CANDIDATES, Options
 from bench.scale import measure_scale
+from bench.stats import median, steady_rate
+from bench.upper import UpperBounds
 
-DATASET_TOPIC = "bench"
-SHORT = {"mirrorplane": "mp", "mm2": "mm", "raw": "raw"}
-POLL_SECONDS = 0.1
+SHORT = {"mirrorplane": "mp", "mm2": "mm", "mm2-stock": "ms", "raw": "raw"}
+POLL_SECONDS = 0.05
 SETTLE_SECONDS = 3.0
+SERVICES = ("control_plane", "brokers")
 
 
-def plan(repetitions: int, tasks: tuple[int, ...], candidates: tuple[str, ...]) -> Iterator[tuple[int, int, str]]:
-    """(repetition, tasks.max, candidate) in run order: the candidates' order reverses every repetition."""
+def plan(repetitions: int, tasks: dict[str, tuple[int, ...]], candidates: tuple[str, ...]
+         ) -> Iterator[tuple[int, int, str]]:
+    """(repetition, tasks.max, candidate) in run order: every tasks.max value in turn, each candidate
+    at the values it runs at; the candidates' order reverses every repetition."""
+    values = list(dict.fromkeys(value for name in candidates for value in tasks[name]))
     for repetition in range(1, repetitions + 1):
         order = candidates if repetition % 2 else tuple(reversed(candidates))
-        for tasks_max in tasks:
+        for tasks_max in values:
             for candidate in order:
-                yield repetition, tasks_max, candidate
+                if tasks_max in tasks[candidate]:
+                    yield repetition, tasks_max, candidate
 
 
-def run_spec(repetition: int, tasks_max: int, candidate: str, partitions: int) -> RunSpec:
-    return RunSpec(label=f"r{repetition}-{candidate}-t{tasks_max}", alias=f"{SHORT[candidate]}{repetition}t{tasks_max}",
-                   topic=DATASET_TOPIC, partitions=partitions, tasks=tasks_max)
+def run_spec(repetition: int, tasks_max: int, candidate: str, dataset: Dataset, partitions: int,
+             variant: int = 0) -> RunSpec:
+    """A run's names: the alias (and so the remote topic) is new on the target for every run."""
+    suffix = f"v{variant}" if variant else ""
+    label = f"r{repetition}-{candidate}-t{tasks_max}" + (f"-{dataset.name.lower()}" if variant else "")
+    return RunSpec(label=label, alias=f"{SHORT[candidate]}{repetition}t{tasks_max}{suffix}", topic=dataset.topic,
+                   partitions=partitions, tasks=tasks_max, compression=dataset.compression)
 
 
 def backfill(candidate: Candidate, spec: RunSpec, env: Environment, expected: int, payload_bytes: int,
@@ -55,7 +71,8 @@ def backfill(candidate: Candidate, spec: RunSpec, env: Environment, expected: in
     candidate.prepare(spec)
     watcher = EndOffsets(env.target, spec.remote_topic)
     sampler = ResourceSampler({"candidate": candidate.process_groups, "control_plane": lambda: control_plane,
-                               "brokers": lambda: brokers})
+                               "brokers": lambda: brokers}, services=SERVICES)
+    progress = Progress()
     total, first, now = 0, None, 0.0
     sampler.start()
     started = time.monotonic()
@@ -63,6 +80,7 @@ def backfill(candidate: Candidate, spec: RunSpec, env: Environment, expected: in
         candidate.start(spec)
         while True:
             total, now = watcher.total(), time.monotonic() - started
+            progress.add(now, total)
             if total and first is None:
                 first = now
             if total >= expected:
@@ -78,14 +96,11 @@ def backfill(candidate: Candidate, spec: RunSpec, env: Environment, expected: in
         run |= {"records": total, "duplicates": max(total - expected, 0), "seconds": round(now, 3),
                 "first_record_seconds": None if first is None else round(first, 3)}
         if not run["error"]:
-            run |= {"records_per_second": round(expected / now, 1),
-                    "mb_per_second": round(payload_bytes / now / 1e6, 2),
-                    "steady_records_per_second": round(expected / (now - first), 1) if now > first else None}
-        run |= {"cpu_seconds": usage["candidate"]["cpu_seconds"], "peak_rss_mb": usage["candidate"]["peak_rss_mb"]}
-        if control_plane:
-            run["control_plane_cpu_seconds"] = usage["control_plane"]["cpu_seconds"]
-        run["broker_cpu_seconds"] = usage["brokers"]["cpu_seconds"]
+            run |= throughput_figures(expected, payload_bytes, now, progress.samples)
+        run |= cost_figures(usage, payload_bytes, bool(control_plane))
         run["details"] = candidate.details()
+        run["effective_tasks"] = run["details"].get("effective_tasks")
+        run["target_compression"] = target_compression(env, spec.remote_topic)
     finally:
         sampler.stop()
         candidate.stop()
@@ -94,13 +109,279 @@ def backfill(candidate: Candidate, spec: RunSpec, env: Environment, expected: in
     return run
 
 
-def _write(options: Options, data: dict) -> None:
-    options.out.parent.mkdir(parents=True, exist_ok=True)
-    for path, text in ((options.out, json.dumps(data, indent=2) + "\n"),
-                       (options.markdown_out, report.render_markdown(data))):
-        partial = path.with_name(path.name + ".tmp")
-        partial.write_text(text)
-        partial.replace(path)
+def throughput_figures(expected: int, payload_bytes: int, seconds: float, samples: list[tuple[float, int]]) -> dict:
+    """End-to-end and steady-state (10% to 90% of the records on the target) rates of a finished run."""
+    steady = steady_rate(samples, expected)
+    return {"records_per_second": round(expected / seconds, 1),
+            "mb_per_second": round(payload_bytes / seconds / 1e6, 2),
+            "steady_records_per_second": None if steady is None else round(steady, 1),
+            "steady_mb_per_second": None if steady is None else round(steady * payload_bytes / expected / 1e6, 2),
+            "progress_samples": len(samples)}
+
+
+def cost_figures(usage: dict, payload_bytes: int, with_control_plane: bool) -> dict:
+    """CPU seconds, CPU seconds per MB of payload and peak RSS of the candidate (and the services)."""
+    megabytes = payload_bytes / 1e6
+    cpu = usage["candidate"]["cpu_seconds"]
+    figures = {"cpu_seconds": cpu, "peak_rss_mb": usage["candidate"]["peak_rss_mb"],
+               "broker_cpu_seconds": usage["brokers"]["cpu_seconds"]}
+    if with_control_plane:
+        figures["control_plane_cpu_seconds"] = usage["control_plane"]["cpu_seconds"]
+        cpu += usage["control_plane"]["cpu_seconds"]
+    figures["cpu_seconds_per_mb"] = round(cpu / megabytes, 4) if megabytes else None
+    return figures
+
+
+def target_compression(env: Environment, topic: str) -> dict:
+    """The remote topic's compression.type and the codecs of the batches the target broker stored."""
+    batches = topic_codecs(env.target_log_dir, topic) if env.target_log_dir else {}
+    return {"topic_config": topic_config(env.target, topic, "compression.type"), "batches": batches}
+
+
+def derived_max_rate(runs: list[dict], candidate: str, tasks: int) -> tuple[float | None, str]:
+    """A candidate's maximum sustainable rate from this invocation's main-dataset runs at `tasks`: the
+    median steady-state rate, else the median end-to-end rate; with where it came from."""
+    good = [r for r in runs if r["candidate"] == candidate and r["tasks"] == tasks and r.get("phase") == "main"
+            and r.get("main_dataset") and not r.get("error")]
+    for figure, source in (("steady_records_per_second", "median steady-state records/s"),
+                           ("records_per_second", "median end-to-end records/s")):
+        values = [r[figure] for r in good if r.get(figure)]
+        if values:
+            return median(values), f"{source} of {len(values)} backfill run(s) at tasks.max {tasks}"
+    return None, "no successful backfill run"
+
+
+def best_tasks(sweep: list[dict]) -> int | None:
+    """The tasks.max of the fastest successful search run (end-to-end records/s)."""
+    good = [run for run in sweep if not run.get("error") and run.get("records_per_second")]
+    return max(good, key=lambda run: run["records_per_second"])["tasks"] if good else None
+
+
+class Benchmark:
+    """One invocation: what it started, what it measured, and the report written after every step."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.work = options.work_dir.resolve()
+        self.facts = machine.facts()
+        self.datasets = datasets(options)
+        self.settings = self._settings()
+        self.runs: list[dict] = []
+        self.sweep: list[dict] = []
+        self.upper: list[dict] = []
+        self.latency: list[dict] = []
+        self.scale: dict | None = None
+        self.candidates: dict[str, Candidate] = {}
+        self.clusters: BenchClusters | None = None
+        self.env: Environment | None = None
+        self.bounds: UpperBounds | None = None
+        self.mm2_best: int | None = None
+
+    def _settings(self) -> dict:
+        o = self.options
+        main = self.datasets[0]
+        return {
+            "records": o.records, "record_bytes": o.record_bytes, "key_bytes": o.key_bytes,
+            "partitions": o.partitions, "repetitions": o.repetitions, "tasks": list(o.tasks),
+            "mm2_tasks_searched": list(o.mm2_tasks), "variant_repetitions": o.variant_repetitions,
+            "latency_rates": list(o.latency_rates), "latency_seconds": o.latency_seconds,
+            "latency_repetitions": o.latency_repetitions, "candidates": list(o.only),
+            "dataset_mb": round(dataset_payload_bytes(main.records, o.key_bytes, main.record_bytes) / 1e6, 1),
+            "datasets": [{"name": d.name, "records": d.records, "record_bytes": d.record_bytes,
+                          "compression": d.compression, "repetitions": d.repetitions, "tasks": list(d.tasks),
+                          "payload_mb": round(dataset_payload_bytes(d.records, o.key_bytes, d.record_bytes) / 1e6, 1)}
+                         for d in self.datasets],
+            "scale": None if o.skip_scale else {"topics": o.scale_topics, "partitions": o.scale_partitions,
+                                                 "records": o.scale_records},
+            "timing": "from the candidate's start (Mirrorplane: the POST creating the mirror; MM2 and the raw copy: "
+                      "process start) until the remote topic's end offsets sum to the dataset size, polled every "
+                      f"{POLL_SECONDS} s; steady state: records/s while the target went from 10% to 90% of the "
+                      "dataset (crossings interpolated between polls)",
+        }
+
+    def write(self, complete: bool = False) -> dict:
+        data = report.build(self.facts, self.settings, self.runs, self.latency, complete=complete, scale=self.scale,
+                            sweep=self.sweep, upper=self.upper) | _stamp()
+        out = self.options.out
+        out.parent.mkdir(parents=True, exist_ok=True)
+        for path, text in ((out, json.dumps(data, indent=2) + "\n"),
+                           (self.options.markdown_out, report.render_markdown(data))):
+            partial = path.with_name(path.name + ".tmp")
+            partial.write_text(text)
+            partial.replace(path)
+        return data
+
+    # -- setting up ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        say(f"starting two Kafka clusters and Redis in {self.work / 'stack'}")
+        self.clusters = BenchClusters.start(self.work / "stack")
+        self.env = env = Environment(source=self.clusters.source, target=self.clusters.target,
+                                     redis_url=self.clusters.redis_url, work_dir=self.work,
+                                     target_log_dir=self.clusters.log_dir(TARGET))
+        create_topic(env.source, env.training_topic, 1)
+        load_dataset(env.source, env.training_topic, env.training_records, self.options.key_bytes, 1024, 1,
+                     progress=lambda _: None)
+        for name in self.options.only:
+            say(f"setting up {name}")
+            self.candidates[name] = candidate = build(name, env)
+            candidate.setup()
+            self.settings[name] = candidate.settings()
+        if not self.options.skip_upper_bounds:
+            self.bounds = UpperBounds(env.source, env.target, self.work, self.options.run_timeout)
+            self.bounds.setup()
+
+    def load(self, dataset: Dataset) -> None:
+        o, env = self.options, self.env
+        payload = dataset_payload_bytes(dataset.records, o.key_bytes, dataset.record_bytes)
+        create_topic(env.source, dataset.topic, o.partitions, dataset.topic_config)
+        say(f"loading {dataset.records:,} records of {dataset.record_bytes:,} B ({payload / 1e6:,.0f} MB, "
+            f"compression {dataset.compression}) into {dataset.topic} on east")
+        seconds = load_dataset(env.source, dataset.topic, dataset.records, o.key_bytes, dataset.record_bytes,
+                               o.partitions, progress=say, compression=dataset.compression)
+        if wait_for_total(env.source, dataset.topic, dataset.records, 60) != dataset.records:
+            raise RuntimeError(f"the source topic {dataset.topic} does not hold the dataset")
+        entry = next(d for d in self.settings["datasets"] if d["name"] == dataset.name)
+        entry["load_seconds"] = round(seconds, 1)
+        if dataset.main:
+            self.settings["load_seconds"] = round(seconds, 1)
+
+    # -- backfill -----------------------------------------------------------------------------
+
+    def copy(self, name: str, spec: RunSpec, dataset: Dataset) -> dict:
+        o = self.options
+        payload = dataset_payload_bytes(dataset.records, o.key_bytes, dataset.record_bytes)
+        control_plane = self.candidates["mirrorplane"].control_plane_groups() if "mirrorplane" in self.candidates \
+            else []
+        run = backfill(self.candidates[name], spec, self.env, dataset.records, payload, o.run_timeout,
+                       control_plane if name == "mirrorplane" else [], self.clusters.broker_groups())
+        run |= {"dataset": dataset.name, "main_dataset": dataset.main, "compression": dataset.compression,
+                "record_bytes": dataset.record_bytes}
+        say(_describe(run))
+        return run
+
+    def search_mm2(self, dataset: Dataset) -> None:
+        """MM2 once at every --mm2-tasks value; the fastest is run in every repetition besides --tasks."""
+        name = next((n for n in MM2_CANDIDATES if n in self.candidates), None)
+        if name is None or not self.options.mm2_tasks:
+            return
+        for tasks_max in self.options.mm2_tasks:
+            spec = RunSpec(label=f"search-{name}-t{tasks_max}", alias=f"{SHORT[name]}s{tasks_max}",
+                           topic=dataset.topic, partitions=self.options.partitions, tasks=tasks_max,
+                           compression=dataset.compression)
+            say(f"search: {self.candidates[name].title} at tasks.max {tasks_max}")
+            self.sweep.append(self.copy(name, spec, dataset) | {"phase": "search"})
+            self.write()
+            time.sleep(SETTLE_SECONDS)
+        self.mm2_best = best_tasks(self.sweep)
+        self.settings["mm2_best_tasks"] = self.mm2_best
+        say(f"MM2's best tasks.max on this machine: {self.mm2_best}")
+
+    def tasks_of(self, dataset: Dataset) -> dict[str, tuple[int, ...]]:
+        tasks = dict.fromkeys(self.options.only, dataset.tasks)
+        for name in MM2_CANDIDATES:
+            if name in tasks and self.mm2_best and self.mm2_best not in tasks[name]:
+                tasks[name] = (*tasks[name], self.mm2_best)
+        return tasks
+
+    def backfills(self, dataset: Dataset, variant: int) -> None:
+        names = tuple(self.candidates)
+        order = list(plan(dataset.repetitions, self.tasks_of(dataset), names))
+        for index, (repetition, tasks_max, name) in enumerate(order, start=1):
+            say(f"{dataset.name} run {index}/{len(order)}: {self.candidates[name].title}, tasks.max {tasks_max}, "
+                f"repetition {repetition}")
+            spec = run_spec(repetition, tasks_max, name, dataset, self.options.partitions, variant)
+            self.runs.append(self.copy(name, spec, dataset) | {"index": index, "repetition": repetition,
+                                                                "phase": "main"})
+            self.write()
+            time.sleep(SETTLE_SECONDS)
+            last_of_repetition = index == len(order) or order[index][0] != repetition
+            if last_of_repetition and self.bounds is not None:
+                self.upper_bounds(dataset, repetition)
+
+    def upper_bounds(self, dataset: Dataset, repetition: int) -> None:
+        label = f"r{repetition}-{dataset.name.lower()}"
+        base = {"dataset": dataset.name, "main_dataset": dataset.main, "repetition": repetition,
+                "records_expected": dataset.records}
+        say(f"upper bounds of {dataset.name}, repetition {repetition}: producer and consumer perf tools")
+        producer = self.bounds.producer(label, dataset.records, dataset.record_bytes, self.options.partitions,
+                                        dataset.compression)
+        consumer = self.bounds.consumer(label, dataset.topic, dataset.records)
+        for tool, result in (("producer", producer), ("consumer", consumer)):
+            self.upper.append(base | {"tool": tool} | result)
+            say(f"  {tool}: " + (f"{result['records_per_second']:,.0f} records/s" if not result["error"]
+                                 else f"failed: {result['error']}"))
+        self.write()
+        time.sleep(SETTLE_SECONDS)
+
+    # -- latency --------------------------------------------------------------------------------
+
+    def latencies(self) -> None:
+        o = self.options
+        names = tuple(n for n in LATENCY_CANDIDATES if n in self.candidates)
+        tasks = o.tasks[0]
+        maxima = {name: derived_max_rate(self.runs, name, tasks) for name in names}
+        if o.latency_max_rate:
+            maxima = {name: (value, source) if value else (float(o.latency_max_rate), "--latency-max-rate")
+                      for name, (value, source) in maxima.items()}
+        self.settings["latency_max_rates"] = {name: {"records_per_second": value, "source": source}
+                                              for name, (value, source) in maxima.items()}
+        for repetition in range(1, o.latency_repetitions + 1):
+            order = names if repetition % 2 else tuple(reversed(names))
+            for level in o.latency_rates:
+                for name in order:
+                    self.latency.append(self.latency_run(name, level, repetition, tasks, maxima[name]))
+                    self.write()
+                    time.sleep(SETTLE_SECONDS)
+
+    def latency_run(self, name: str, level: str, repetition: int, tasks: int,
+                    maximum: tuple[float | None, str]) -> dict:
+        o, candidate = self.options, self.candidates[name]
+        rate = resolve_rate(level, maximum[0])
+        base = {"candidate": name, "level": level, "repetition": repetition, "tasks": tasks,
+                "max_rate": maximum[0], "max_rate_source": maximum[1] if level.endswith("%") else None}
+        if rate is None:
+            return base | {"rate": None, "seconds": o.latency_seconds, "error": f"no maximum rate: {maximum[1]}"}
+        label = f"lat-{name}-{level_label(level)}-r{repetition}"
+        spec = RunSpec(label=label, alias=f"{SHORT[name]}l{level_label(level).replace('-', '')}r{repetition}",
+                       topic=f"latency-{name}-{level_label(level)}-r{repetition}", partitions=o.partitions,
+                       tasks=tasks)
+        say(f"latency {repetition}/{o.latency_repetitions} of {candidate.title} at {level} = {rate:,} records/s for "
+            f"{o.latency_seconds:g} s (tasks.max {tasks})")
+        result = measure(candidate, spec, self.env, rate, o.latency_seconds, o.key_bytes, o.record_bytes, say)
+        result |= base
+        say(f"  p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms, p99 {result['p99_ms']} ms at "
+            f"{result.get('achieved_rate') or 0:,.0f} records/s" + (f"; error: {result['error']}"
+                                                                     if result["error"] else ""))
+        return result
+
+    # -- the whole ------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self.start()
+        for variant, dataset in enumerate(self.datasets):
+            self.load(dataset)
+            if dataset.main:
+                self.search_mm2(dataset)
+            self.backfills(dataset, variant)
+            delete_topics(self.env.source, dataset.topic)
+        if not self.options.skip_latency:
+            self.latencies()
+        if not self.options.skip_scale and "mirrorplane" in self.candidates:
+            self.scale = measure_scale(self.candidates["mirrorplane"], self.env, self.options.scale_topics,
+                                       self.options.scale_partitions, self.options.scale_records,
+                                       self.options.tasks[0], say)
+            say(_describe_scale(self.scale))
+
+    def stop(self) -> None:
+        for name, candidate in self.candidates.items():
+            try:
+                self.settings[name] = candidate.settings()  # with what the runs revealed (MM2's producer)
+                candidate.teardown()
+            except Exception as error:  # noqa: BLE001 - the others must still stop
+                say(f"stopping {candidate.name} failed: {error}")
+        if self.clusters is not None:
+            self.clusters.down()
 
 
 def _interrupt(*_: object) -> None:
@@ -110,85 +391,18 @@ def _interrupt(*_: object) -> None:
 def main(options: Options) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     work = options.work_dir.resolve()
-    for folder in ("controlplane", "mm2", "raw"):
+    for folder in ("controlplane", "mm2", "raw", "upper", "logs"):
         shutil.rmtree(work / folder, ignore_errors=True)
-    facts = machine.facts()
-    payload = dataset_payload_bytes(options.records, options.key_bytes, options.record_bytes)
-    settings = {
-        "records": options.records, "record_bytes": options.record_bytes, "key_bytes": options.key_bytes,
-        "partitions": options.partitions, "repetitions": options.repetitions, "tasks": list(options.tasks),
-        "latency_rate": options.latency_rate, "latency_seconds": options.latency_seconds,
-        "candidates": list(options.only), "dataset_mb": round(payload / 1e6, 1),
-        "scale": None if options.skip_scale else {"topics": options.scale_topics,
-                                                   "partitions": options.scale_partitions,
-                                                   "records": options.scale_records},
-        "timing": "from the candidate's start (Mirrorplane: the POST creating the mirror; MM2 and the raw copy: "
-                  "process start) until the remote topic's end offsets sum to the dataset size, polled every "
-                  f"{POLL_SECONDS} s",
-    }
-    runs: list[dict] = []
-    latency: dict[str, dict] = {}
-    scale: dict | None = None
-    candidates: dict[str, Candidate] = {}
-    clusters = None
+    bench = Benchmark(options)
     completed = False
     try:
-        say(f"starting two Kafka clusters and Redis in {work / 'stack'}")
-        clusters = BenchClusters.start(work / "stack")
-        env = Environment(source=clusters.source, target=clusters.target, redis_url=clusters.redis_url, work_dir=work)
-        create_topic(env.source, DATASET_TOPIC, options.partitions)
-        say(f"loading {options.records:,} records ({payload / 1e6:,.0f} MB) into {DATASET_TOPIC} on east")
-        seconds = load_dataset(env.source, DATASET_TOPIC, options.records, options.key_bytes, options.record_bytes,
-                               options.partitions, progress=say)
-        if wait_for_total(env.source, DATASET_TOPIC, options.records, 60) != options.records:
-            raise RuntimeError("the source topic does not hold the dataset")
-        settings["load_seconds"] = round(seconds, 1)
-        for name in options.only:
-            say(f"setting up {name}")
-            candidates[name] = candidate = build(name, env)
-            candidate.setup()
-            settings[name] = candidate.settings()
-        control_plane = candidates["mirrorplane"].control_plane_groups() if "mirrorplane" in candidates else []
-        total_runs = options.repetitions * len(options.tasks) * len(options.only)
-        for index, (repetition, tasks_max, name) in enumerate(
-                plan(options.repetitions, options.tasks, options.only), start=1):
-            spec = run_spec(repetition, tasks_max, name, options.partitions)
-            say(f"run {index}/{total_runs}: {candidates[name].title}, tasks.max {tasks_max}, repetition {repetition}")
-            run = backfill(candidates[name], spec, env, options.records, payload, options.run_timeout,
-                           control_plane if name == "mirrorplane" else [], clusters.broker_groups())
-            run |= {"index": index, "repetition": repetition}
-            runs.append(run)
-            say(_describe(run))
-            _write(options, report.build(facts, settings, runs, latency, complete=False, scale=scale) | _stamp())
-            time.sleep(SETTLE_SECONDS)
-        if not options.skip_latency:
-            for name in (n for n in LATENCY_CANDIDATES if n in candidates):
-                spec = RunSpec(label=f"lat-{name}", alias=f"{SHORT[name]}lat", topic=f"latency-{name}",
-                               partitions=options.partitions, tasks=options.tasks[0])
-                say(f"latency of {candidates[name].title}: {options.latency_rate:,} records/s for "
-                    f"{options.latency_seconds:g} s (tasks.max {spec.tasks})")
-                latency[name] = result = measure(candidates[name], spec, env, options.latency_rate,
-                                                 options.latency_seconds, options.key_bytes, options.record_bytes, say)
-                say(f"  p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms, p99 {result['p99_ms']} ms"
-                    + (f"; error: {result['error']}" if result["error"] else ""))
-                time.sleep(SETTLE_SECONDS)
-        if not options.skip_scale and "mirrorplane" in candidates:
-            scale = measure_scale(candidates["mirrorplane"], env, options.scale_topics, options.scale_partitions,
-                                  options.scale_records, options.tasks[0], say)
-            say(_describe_scale(scale))
+        bench.run()
         completed = True
     except KeyboardInterrupt:
         say("interrupted: stopping everything the benchmark started")
     finally:
-        for candidate in candidates.values():
-            try:
-                candidate.teardown()
-            except Exception as error:  # noqa: BLE001 - the others must still stop
-                say(f"stopping {candidate.name} failed: {error}")
-        if clusters is not None:
-            clusters.down()
-    data = report.build(facts, settings, runs, latency, complete=completed, scale=scale) | _stamp()
-    _write(options, data)
+        bench.stop()
+    data = bench.write(complete=completed)
     print()
     print(report.render_markdown(data))
     say(f"report: {options.out} and {options.markdown_out}")
@@ -202,9 +416,12 @@ def _stamp() -> dict:
 def _describe(run: dict) -> str:
     if run.get("error"):
         return f"  failed: {run['error']}"
-    return (f"  {run['records_per_second']:,.0f} records/s ({run['mb_per_second']:.1f} MB/s) "
-            f"in {run['seconds']:.1f} s, first record after {run['first_record_seconds']:.1f} s; "
-            f"CPU {run['cpu_seconds']:.1f} s, peak RSS {run['peak_rss_mb']:,.0f} MB")
+    steady = run.get("steady_records_per_second")
+    return (f"  {run['records_per_second']:,.0f} records/s end to end ({run['mb_per_second']:.1f} MB/s) in "
+            f"{run['seconds']:.1f} s, steady state " + (f"{steady:,.0f}" if steady else "n/a") +
+            f" records/s, first record after {run['first_record_seconds']:.1f} s; effective tasks "
+            f"{run.get('effective_tasks') or '?'}; CPU {run['cpu_seconds']:.1f} s "
+            f"({run['cpu_seconds_per_mb']:.3f} s/MB), peak RSS {run['peak_rss_mb']:,.0f} MB")
 
 
 def _describe_scale(scale: dict) -> str:
@@ -213,3 +430,4 @@ def _describe_scale(scale: dict) -> str:
     return (f"  scale: all {scale['partitions']:,} partitions replicating after {scale['all_partitions_seconds']} s "
             f"(first {scale['first_partition_seconds']} s, median {scale['p50_partition_seconds']} s); "
             f"peak RSS {scale['peak_rss_mb']:,.0f} MB")
+

@@ -34,3 +34,33 @@ def ratio(numerator: float | None, denominator: float | None) -> float | None:
     if numerator is None or not denominator:
         return None
     return numerator / denominator
+
+
+def crossing_time(samples: Sequence[tuple[float, int]], level: float) -> float | None:
+    """When a growing count first reached `level`, interpolated linearly between the two samples
+    (seconds, count) around it; None if it never did."""
+    previous: tuple[float, int] | None = None
+    for seconds, count in samples:
+        if count >= level:
+            if previous is None or count == previous[1]:
+                return seconds
+            before_seconds, before_count = previous
+            return before_seconds + (seconds - before_seconds) * (level - before_count) / (count - before_count)
+        previous = (seconds, count)
+    return None
+
+
+def steady_rate(samples: Sequence[tuple[float, int]], expected: int, low: float = 0.1,
+                high: float = 0.9) -> float | None:
+    """Records/s while the target went from `low` to `high` of `expected` records (10% to 90%):
+    the copy's rate without its start-up and its tail. None when the window was not observed."""
+    start, end = crossing_time(samples, expected * low), crossing_time(samples, expected * high)
+    if start is None or end is None or end <= start:
+        return None
+    return expected * (high - low) / (end - start)
+
+
+def paired_ratios(numerators: dict[int, float], denominators: dict[int, float]) -> list[float]:
+    """numerator / denominator of every repetition both have (keyed by repetition)."""
+    return [numerators[key] / denominators[key] for key in sorted(numerators)
+            if key in denominators and denominators[key] and numerators[key] is not None]

@@ -19,6 +19,7 @@ class RunSpec:
     topic: str  # source topic
     partitions: int
     tasks: int  # tasks.max (the raw copy: threads)
+    compression: str = "none"  # the producer's compression.type towards the target (the source's codec)
 
     @property
     def remote_topic(self) -> str:
@@ -31,6 +32,9 @@ class Environment:
     target: str
     redis_url: str
     work_dir: Path
+    target_log_dir: Path | None = None  # the target broker's partitions, to read the codecs of its batches
+    training_topic: str = "cds-training"  # a small topic on the source for recording class archives
+    training_records: int = 20_000
 
 
 class Candidate(ABC):
@@ -61,7 +65,8 @@ class Candidate(ABC):
         return None
 
     def details(self) -> dict:
-        """What the candidate can tell about the run (e.g. Spark micro-batches); asked before `stop`."""
+        """What the candidate can tell about the run (e.g. Spark micro-batches, `effective_tasks`: the
+        tasks that really copied); asked before `stop`."""
         return {}
 
     @abstractmethod
@@ -79,7 +84,7 @@ class Candidate(ABC):
 
 def build(name: str, env: Environment) -> Candidate:
     from bench.candidates.mirrorplane import Mirrorplane
-    from bench.candidates.mm2 import MirrorMaker2
+    from bench.candidates.mm2 import MirrorMaker2, StockMirrorMaker2
     from bench.candidates.raw import RawCopy
 
-    return {"mirrorplane": Mirrorplane, "mm2": MirrorMaker2, "raw": RawCopy}[name](env)
+    return {"mirrorplane": Mirrorplane, "mm2": MirrorMaker2, "mm2-stock": StockMirrorMaker2, "raw": RawCopy}[name](env)

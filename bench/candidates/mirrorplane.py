@@ -74,6 +74,7 @@ class Mirrorplane(Candidate):
         self.started = 0.0
         self.timeline: dict[str, float] = {}
         self.batches: dict[int, dict] = {}
+        self.effective_tasks = 0  # the most source tasks the application reported at once
         self.error: str | None = None
         self._watch_stop = threading.Event()
         self._watcher: threading.Thread | None = None
@@ -131,10 +132,14 @@ class Mirrorplane(Candidate):
     def start(self, spec: RunSpec) -> None:
         self.spec, self.error = spec, None
         self.timeline, self.batches = {}, {}
+        self.effective_tasks = 0
         self.started = time.monotonic()
+        source: dict[str, Any] = {"tasks_max": spec.tasks}
+        if spec.compression != "none":
+            source["config"] = {"producer.override.compression.type": spec.compression}
         self.api.call("POST", "/api/v1/mirrors/", {
             "name": spec.label, "source": spec.alias, "target": TARGET, "topics": spec.topic,
-            "connectors": {"source": {"tasks_max": spec.tasks}},
+            "connectors": {"source": source},
         })
         self._mark("mirror_created")
         self._watch_stop.clear()
@@ -179,6 +184,7 @@ class Mirrorplane(Candidate):
         source = status.get("connectors", {}).get("source", {})
         if source.get("state") == channel.RUNNING:
             self._mark("source_running")
+        self.effective_tasks = max(self.effective_tasks, len(source.get("tasks") or []))
         if source.get("state") == channel.FAILED:
             self.error = f"the source connector FAILED: {source.get('error')}"
         metrics = source.get("metrics") or {}
@@ -194,7 +200,8 @@ class Mirrorplane(Candidate):
         time.sleep(1.2)
         metrics = self._observe() or {}
         batches = [self.batches[key] | {"id": key} for key in sorted(self.batches)]
-        return {"timeline_seconds": dict(self.timeline), "micro_batches": batches,
+        return {"effective_tasks": self.effective_tasks or None,
+                "timeline_seconds": dict(self.timeline), "micro_batches": batches,
                 "batches_total": metrics.get("batches"), "records_total": metrics.get("records"),
                 "driver_log": str(self._keep_driver_log())}
 

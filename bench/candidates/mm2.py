@@ -2,18 +2,27 @@
 dedicated mode: `org.apache.kafka.connect.mirror.MirrorMaker` with a generated properties file.
 
 Same flow, topics, tasks.max and producer settings as Mirrorplane's mirror; replication factors 1
-(one broker per cluster); ACL sync off (the dev brokers have no authorizer). JVM options are those
-of Kafka's `connect-mirror-maker.sh` (`-Xms256M -Xmx2G`, G1 as `kafka-run-class.sh` sets it).
+(one broker per cluster); ACL sync off (the dev brokers have no authorizer). `mm2` runs with the
+heap of Kafka's `connect-mirror-maker.sh` (`-Xms256M -Xmx2G`) and Mirrorplane's collector and class
+sharing (see bench/jvm.py); `mm2-stock` with the options of `connect-mirror-maker.sh` as they are
+(G1 as `kafka-run-class.sh` sets it).
+
+The worker logs every client's configuration at start: the record producers' (client.id
+`connector-producer-MirrorSourceConnector-<task>`) give the producer settings in effect and how many
+source tasks really ran.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
+from bench import jvm
 from bench.candidates import Candidate, RunSpec
-from bench.cluster import TARGET
+from bench.cluster import TARGET, EndOffsets, delete_topics
 from controlplane.infra import maven, processes
 from spark_runtime.connectors.source import PRODUCER_DEFAULTS
 
@@ -44,7 +53,41 @@ rootLogger.level = warn
 rootLogger.appenderRef.file.ref = file
 logger.mm2.name = org.apache.kafka.connect.mirror.MirrorMaker
 logger.mm2.level = info
+logger.config.name = org.apache.kafka.common.config.AbstractConfig
+logger.config.level = info
 """
+TASK_PRODUCER = re.compile(r"MirrorSourceConnector-(\d+)$")
+# The producer settings shown per run; the whole dump of the first task producer goes to the settings.
+KEY_PRODUCER_SETTINGS = ("acks", "enable.idempotence", "max.in.flight.requests.per.connection", "linger.ms",
+                         "batch.size", "compression.type", "buffer.memory", "max.request.size", "send.buffer.bytes")
+TRAINING_TIMEOUT_SECONDS = 180.0
+
+
+def producer_configs(log: str) -> list[dict[str, str]]:
+    """Every `ProducerConfig values:` dump of a log, in order: one `key = value` per tab-indented line."""
+    configs: list[dict[str, str]] = []
+    current: dict[str, str] | None = None
+    for line in log.splitlines():
+        if "ProducerConfig values:" in line:
+            current = {}
+            configs.append(current)
+        elif current is not None and line.startswith("\t"):
+            key, separator, value = line.strip().partition(" =")
+            if separator:
+                current[key] = value.strip()
+        else:
+            current = None
+    return configs
+
+
+def task_producers(configs: list[dict[str, str]]) -> dict[int, dict[str, str]]:
+    """The record producers of MirrorSourceConnector tasks, by task number (the last dump of each)."""
+    tasks = {}
+    for config in configs:
+        match = TASK_PRODUCER.search(config.get("client.id", ""))
+        if match:
+            tasks[int(match.group(1))] = config
+    return tasks
 
 def mm2_properties(source_alias: str, source: str, target_alias: str, target: str, topics: str, tasks: int,
                    producer: dict[str, str] | None = None) -> str:
@@ -70,30 +113,75 @@ def jars() -> list[Path]:
     return maven.resolve(f"connect-mirror-{maven.KAFKA_VERSION}", ARTIFACTS)
 
 
+def producer_settings(compression: str) -> dict[str, str]:
+    """Mirrorplane's producer defaults with the run's compression."""
+    return dict(PRODUCER_DEFAULTS) | {"compression.type": compression}
+
+
 class MirrorMaker2(Candidate):
     name = "mm2"
     title = "MirrorMaker 2"
+    profile = "matched"
 
     def __init__(self, env) -> None:
         super().__init__(env)
         self.classpath = ""
         self.process: subprocess.Popen | None = None
         self.properties: Path | None = None
+        self.jvm_options: list[str] = list(JVM_OPTIONS)
+        self.archive: Path | None = None
+        self.effective_producer: dict[str, str] | None = None
 
     def setup(self) -> None:
         self.classpath = ":".join(str(jar) for jar in jars())
+        if self.profile == "matched":
+            path = jvm.archive_path("mm2", self.classpath, jvm.matched(JVM_OPTIONS, None))
+            self.archive = jvm.record(path, self._train)
+            self.jvm_options = jvm.matched(JVM_OPTIONS, self.archive)
+
+    def _train(self, extra: list[str]) -> None:
+        """Copy the training topic, then stop: the JVM writes its class archive as it exits."""
+        spec = RunSpec(label=f"{self.name}-class-archive", alias=f"cds{self.name.replace('-', '')}",
+                       topic=self.env.training_topic, partitions=1, tasks=1)
+        watcher = EndOffsets(self.env.target, spec.remote_topic)
+        try:
+            self._launch(spec, [*jvm.matched(JVM_OPTIONS, None), *extra])
+            deadline = time.monotonic() + TRAINING_TIMEOUT_SECONDS
+            while watcher.total() < self.env.training_records:
+                if (why := self.failure()) or time.monotonic() > deadline:
+                    raise RuntimeError(why or "the training copy did not finish")
+                time.sleep(0.5)
+        finally:
+            watcher.close()
+            if self.process is not None:
+                processes.terminate(self.process.pid, str(self.properties), grace_seconds=120)
+                self.process = None
+            delete_topics(self.env.target, f"{spec.alias}.")
 
     def start(self, spec: RunSpec) -> None:
+        self.effective_producer = None
+        self._launch(spec, self.jvm_options)
+
+    def _launch(self, spec: RunSpec, options: list[str]) -> None:
         folder = self.env.work_dir / "mm2" / spec.label
         folder.mkdir(parents=True, exist_ok=True)
         self.properties = folder / "mm2.properties"
         self.properties.write_text(mm2_properties(spec.alias, self.env.source, TARGET, self.env.target,
-                                                  spec.topic, spec.tasks, PRODUCER_DEFAULTS))
+                                                  spec.topic, spec.tasks, producer_settings(spec.compression)))
         (folder / "log4j2.properties").write_text(_LOG4J2.format(log=folder / "mm2.log"))
-        argv = [shutil.which("java") or "java", *JVM_OPTIONS,
+        argv = [shutil.which("java") or "java", *options,
                 f"-Dlog4j2.configurationFile={folder / 'log4j2.properties'}",
                 "-cp", self.classpath, MAIN_CLASS, str(self.properties)]
         self.process = processes.spawn(argv, folder / "stdout.log")
+
+    def details(self) -> dict:
+        log = self.properties.parent / "mm2.log" if self.properties else None
+        text = log.read_text(errors="replace") if log and log.exists() else ""
+        producers = task_producers(producer_configs(text))
+        first = producers[min(producers)] if producers else {}
+        self.effective_producer = first or self.effective_producer
+        return {"effective_tasks": len(producers) or None,
+                "producer": {key: first[key] for key in KEY_PRODUCER_SETTINGS if key in first}}
 
     def process_groups(self) -> list[int]:
         return [self.process.pid] if self.process else []
@@ -111,5 +199,16 @@ class MirrorMaker2(Candidate):
         self.process = None
 
     def settings(self) -> dict:
-        return {"artifact": ARTIFACTS[0], "mode": "dedicated (MirrorMaker main class)", "jvm": " ".join(JVM_OPTIONS),
-                "producer": dict(PRODUCER_DEFAULTS)}
+        return {"artifact": ARTIFACTS[0], "mode": "dedicated (MirrorMaker main class)", "jvm_profile": self.profile,
+                "jvm": " ".join(self.jvm_options), "class_archive": str(self.archive) if self.archive else None,
+                "producer": dict(PRODUCER_DEFAULTS),
+                "effective_producer": dict(sorted(self.effective_producer.items())) if self.effective_producer
+                else None}
+
+
+class StockMirrorMaker2(MirrorMaker2):
+    """MM2 with the JVM options of Kafka's connect-mirror-maker.sh, as shipped."""
+
+    name = "mm2-stock"
+    title = "MirrorMaker 2 (stock JVM)"
+    profile = "stock"

@@ -3,17 +3,21 @@ large fetches and batches, compiled once with the JDK against the brokers' kafka
 
 It is what any mirror's throughput is bounded by on this machine: no framework, no offsets kept,
 no heartbeats, only the copy (with acks=all and idempotence, as the mirrors). Its target topic is
-created at start (inside the timing, as the mirrors create theirs).
+created at start (inside the timing, as the mirrors create theirs), with the source topic's
+compression.type as the mirrors copy it. It runs with Mirrorplane's collector and a class archive of
+its own (bench/jvm.py), as the `mm2` candidate.
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
+from bench import jvm
 from bench.candidates import Candidate, RunSpec
-from bench.cluster import create_topic
+from bench.cluster import create_topic, delete_topics
 from controlplane.infra import javac, maven, processes
 
 SOURCE = Path(__file__).resolve().parents[1] / "java" / "RawCopy.java"
@@ -38,16 +42,46 @@ class RawCopy(Candidate):
         self.classpath = ""
         self.process: subprocess.Popen | None = None
         self.log: Path | None = None
+        self.archive: Path | None = None
+        self.jvm_options: list[str] = list(JVM_OPTIONS)
+        self.effective_tasks = 0
 
     def setup(self) -> None:
         self.classpath = ":".join([str(jar()), *classpath()])
+        path = jvm.archive_path("raw", self.classpath, jvm.matched(JVM_OPTIONS, None))
+        self.archive = jvm.record(path, self._train)
+        self.jvm_options = jvm.matched(JVM_OPTIONS, self.archive)
+
+    def _train(self, extra: list[str]) -> None:
+        """Copy the training topic once; the JVM writes its class archive as it exits."""
+        spec = RunSpec(label="raw-class-archive", alias="cdsraw", topic=self.env.training_topic, partitions=1,
+                       tasks=1)
+        try:
+            self._launch(spec, [*jvm.matched(JVM_OPTIONS, None), *extra])
+            deadline = time.monotonic() + 120
+            while self.process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.5)
+            if self.process.poll() != 0:
+                raise RuntimeError(self.failure() or "the training copy did not finish within 120 s")
+        finally:
+            self.stop()
+            delete_topics(self.env.target, f"{spec.alias}.")
 
     def start(self, spec: RunSpec) -> None:
-        create_topic(self.env.target, spec.remote_topic, spec.partitions)
+        self._launch(spec, self.jvm_options)
+
+    def _launch(self, spec: RunSpec, options: list[str]) -> None:
+        config = {"compression.type": spec.compression} if spec.compression != "none" else None
+        create_topic(self.env.target, spec.remote_topic, spec.partitions, config)
         self.log = self.env.work_dir / "raw" / f"{spec.label}.log"
-        argv = [shutil.which("java") or "java", *JVM_OPTIONS, "-cp", self.classpath, MAIN_CLASS,
-                self.env.source, self.env.target, spec.topic, spec.remote_topic, str(spec.partitions), str(spec.tasks)]
+        argv = [shutil.which("java") or "java", *options, "-cp", self.classpath, MAIN_CLASS,
+                self.env.source, self.env.target, spec.topic, spec.remote_topic, str(spec.partitions), str(spec.tasks),
+                spec.compression]
+        self.effective_tasks = min(spec.tasks, spec.partitions)
         self.process = processes.spawn(argv, self.log)
+
+    def details(self) -> dict:
+        return {"effective_tasks": self.effective_tasks}
 
     def process_groups(self) -> list[int]:
         return [self.process.pid] if self.process else []
@@ -69,5 +103,5 @@ class RawCopy(Candidate):
                 "consumer": {"fetch.max.bytes": 67108864, "max.partition.fetch.bytes": 16777216,
                              "fetch.min.bytes": 1048576, "max.poll.records": 20000},
                 "producer": {"acks": "all", "enable.idempotence": True, "linger.ms": 20, "batch.size": 1048576,
-                             "compression.type": "none"},
-                "jvm": " ".join(JVM_OPTIONS)}
+                             "compression.type": "the source topic's codec"},
+                "jvm": " ".join(self.jvm_options), "class_archive": str(self.archive) if self.archive else None}

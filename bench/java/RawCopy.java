@@ -24,7 +24,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * the mirrors (acks=all, idempotent). One thread per partition group (partition % threads), each with
  * its own consumer and producer; exits once every partition's end offset (taken at start) is copied.
  *
- * <p>Usage: RawCopy SOURCE_BOOTSTRAP TARGET_BOOTSTRAP SOURCE_TOPIC TARGET_TOPIC PARTITIONS THREADS
+ * <p>Usage: RawCopy SOURCE_BOOTSTRAP TARGET_BOOTSTRAP SOURCE_TOPIC TARGET_TOPIC PARTITIONS THREADS [COMPRESSION]
+ * (the producer's compression.type, none by default).
  */
 public final class RawCopy {
 
@@ -32,8 +33,8 @@ public final class RawCopy {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 6) {
-            System.err.println("usage: RawCopy SOURCE TARGET SOURCE_TOPIC TARGET_TOPIC PARTITIONS THREADS");
+        if (args.length != 6 && args.length != 7) {
+            System.err.println("usage: RawCopy SOURCE TARGET SOURCE_TOPIC TARGET_TOPIC PARTITIONS THREADS [COMPRESSION]");
             System.exit(2);
         }
         String source = args[0];
@@ -42,6 +43,8 @@ public final class RawCopy {
         String remote = args[3];
         int partitions = Integer.parseInt(args[4]);
         int threads = Math.min(Integer.parseInt(args[5]), partitions);
+        String compression = args.length == 7 ? args[6] : "none";
+        System.out.println("threads=" + threads + " compression=" + compression);
         AtomicReference<Throwable> failure = new AtomicReference<>();
         List<Thread> workers = new ArrayList<>();
         for (int i = 0; i < threads; i++) {
@@ -51,7 +54,7 @@ public final class RawCopy {
             }
             Thread worker = new Thread(() -> {
                 try {
-                    copy(source, target, group, remote);
+                    copy(source, target, group, remote, compression);
                 } catch (Throwable error) {
                     failure.compareAndSet(null, error);
                 }
@@ -68,7 +71,8 @@ public final class RawCopy {
         }
     }
 
-    static void copy(String source, String target, List<TopicPartition> partitions, String remote) throws Exception {
+    static void copy(String source, String target, List<TopicPartition> partitions, String remote, String compression)
+            throws Exception {
         Map<String, Object> consumerProps = new HashMap<>();
         consumerProps.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, source);
         consumerProps.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
@@ -90,7 +94,7 @@ public final class RawCopy {
         producerProps.put(ProducerConfig.BATCH_SIZE_CONFIG, "1048576");
         producerProps.put(ProducerConfig.BUFFER_MEMORY_CONFIG, "268435456");
         producerProps.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "16777216");
-        producerProps.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "none");
+        producerProps.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression);
         producerProps.put(ProducerConfig.SEND_BUFFER_CONFIG, "4194304");
         producerProps.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         producerProps.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());

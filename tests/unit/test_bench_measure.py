@@ -65,3 +65,31 @@ def test_sampler_measures_a_real_process_group():
     assert 0.2 <= usage["cpu_seconds"] <= 2.0
     assert usage["peak_rss_mb"] > 1
     assert os.getpgid(os.getpid()) != child.pid
+
+
+def test_a_service_does_not_count_the_children_it_reaps():
+    """The control plane's worker reaps a Spark application of another group: its cutime grows by the
+    application's CPU, which is not the control plane's."""
+    usage = Usage(reaped=False)
+    usage.update([_stat(30, 1, 500, child_ticks=0)])  # the worker before the run
+    usage.update([_stat(30, 1, 520, child_ticks=0)])
+    usage.update([_stat(30, 1, 530, child_ticks=1400)])  # it reaped the application: 14 s in cutime
+    assert usage.cpu_seconds == 30 / CLOCK_TICKS
+    candidate = Usage()
+    candidate.update([_stat(30, 1, 500)])
+    candidate.update([_stat(30, 1, 530, child_ticks=1400)])
+    assert candidate.cpu_seconds == 1430 / CLOCK_TICKS, "a candidate's own children are its CPU"
+
+
+def test_a_process_present_at_the_start_counts_from_its_first_reading_even_when_reaped():
+    usage = Usage()
+    usage.update([_stat(10, 1, 100), _stat(11, 10, 40)])
+    usage.update([_stat(10, 1, 110), _stat(11, 10, 60)])
+    assert usage.cpu_seconds == 30 / CLOCK_TICKS
+    usage.update([_stat(10, 1, 115, child_ticks=65)])  # the child used 5 more ticks, then was reaped
+    assert usage.cpu_seconds == (15 + 25) / CLOCK_TICKS
+
+
+def test_the_sampler_treats_named_sets_as_services():
+    sampler = ResourceSampler({"candidate": lambda: [], "control_plane": lambda: []}, services=["control_plane"])
+    assert sampler.usage["candidate"].reaped and not sampler.usage["control_plane"].reaped

@@ -39,3 +39,68 @@ def test_mirrorplanes_producer_settings_go_to_the_target_clusters_producer():
     assert props["west.producer.linger.ms"] == PRODUCER_DEFAULTS["linger.ms"]
     assert props["west.producer.compression.type"] == "none"
     assert not any(key.startswith("a.producer.") for key in props)
+
+
+# The worker's log as MM2 writes it with the benchmark's layout ("[%d] %p %m (%c)%n"): each client's
+# configuration is one multi-line message, one tab-indented `key = value` a line.
+LOG = """[2030-01-01 10:00:00,001] INFO Kafka MirrorMaker initializing ... (org.apache.kafka.connect.mirror.MirrorMaker)
+[2030-01-01 10:00:01,002] INFO ProducerConfig values:
+\tacks = -1
+\tbatch.size = 16384
+\tclient.id = producer-1
+\tcompression.type = none
+ (org.apache.kafka.common.config.AbstractConfig)
+[2030-01-01 10:00:02,003] INFO ConsumerConfig values:
+\tclient.id = consumer-mm1t2-1
+\tfetch.min.bytes = 1
+ (org.apache.kafka.common.config.AbstractConfig)
+[2030-01-01 10:00:03,004] INFO ProducerConfig values:
+\tacks = -1
+\tbatch.size = 262144
+\tclient.id = connector-producer-MirrorSourceConnector-0
+\tcompression.type = lz4
+\tenable.idempotence = true
+\tlinger.ms = 5
+\tssl.key.password = null
+\tvalue.serializer = class org.apache.kafka.common.serialization.ByteArraySerializer
+ (org.apache.kafka.common.config.AbstractConfig)
+[2030-01-01 10:00:03,005] INFO ProducerConfig values:
+\tacks = -1
+\tbatch.size = 262144
+\tclient.id = connector-producer-MirrorSourceConnector-1
+\tlinger.ms = 5
+ (org.apache.kafka.common.config.AbstractConfig)
+[2030-01-01 10:00:04,006] WARN something else (org.apache.kafka.connect.runtime.Worker)
+"""
+
+
+def test_producer_configs_are_read_from_the_log():
+    from bench.candidates.mm2 import producer_configs
+
+    configs = producer_configs(LOG)
+    assert [c["client.id"] for c in configs] == ["producer-1", "connector-producer-MirrorSourceConnector-0",
+                                                 "connector-producer-MirrorSourceConnector-1"]
+    task = configs[1]
+    assert task["batch.size"] == "262144" and task["compression.type"] == "lz4" and task["acks"] == "-1"
+    assert task["ssl.key.password"] == "null"
+    assert task["value.serializer"] == "class org.apache.kafka.common.serialization.ByteArraySerializer"
+    assert "fetch.min.bytes" not in task, "the consumer's dump is not a producer's"
+
+
+def test_task_producers_give_the_effective_task_count():
+    from bench.candidates.mm2 import producer_configs, task_producers
+
+    tasks = task_producers(producer_configs(LOG))
+    assert sorted(tasks) == [0, 1]
+    assert tasks[0]["linger.ms"] == "5"
+    assert task_producers(producer_configs("no dumps here")) == {}
+
+
+def test_the_runs_compression_goes_to_mm2s_producer():
+    from bench.candidates.mm2 import producer_settings
+
+    settings = producer_settings("zstd")
+    assert settings["compression.type"] == "zstd"
+    assert settings["acks"] == PRODUCER_DEFAULTS["acks"]
+    props = _parse(mm2_properties("a", "h:1", "west", "h:2", "t", 2, settings))
+    assert props["west.producer.compression.type"] == "zstd"

@@ -1,132 +1,158 @@
-"""The benchmark report: summaries, ratios, goals, the run order and the markdown."""
+"""The benchmark report: summaries, paired ratios, upper bounds, latency, goals and the markdown."""
 
 from __future__ import annotations
 
 import pytest
 
 from bench import report
-from bench.options import parse
-from bench.runner import plan, run_spec
 
 
-def _run(candidate: str, tasks: int, rate: float, error: str | None = None, **extra) -> dict:
-    return {"label": f"{candidate}-{tasks}-{rate}", "candidate": candidate, "tasks": tasks, "error": error,
-            "records_per_second": None if error else rate, "mb_per_second": None if error else rate / 2000,
-            "seconds": 10.0, "first_record_seconds": 2.0, "cpu_seconds": 12.0, "peak_rss_mb": 800.0,
-            "broker_cpu_seconds": 30.0, **extra}
+def _run(candidate: str, tasks: int, repetition: int, rate: float, error: str | None = None,
+         dataset: str = "1024B", **extra) -> dict:
+    return {"label": f"r{repetition}-{candidate}-t{tasks}-{dataset}", "candidate": candidate, "tasks": tasks,
+            "repetition": repetition, "dataset": dataset, "error": error,
+            "records_per_second": None if error else rate, "mb_per_second": None if error else rate / 1000,
+            "steady_records_per_second": None if error else rate * 1.5,
+            "steady_mb_per_second": None if error else rate * 1.5 / 1000, "seconds": 10.0,
+            "first_record_seconds": 2.0, "cpu_seconds": 12.0, "cpu_seconds_per_mb": 0.012, "peak_rss_mb": 800.0,
+            "broker_cpu_seconds": 30.0, "effective_tasks": min(tasks, 2) if candidate == "mirrorplane" else tasks,
+            **extra}
 
 
 RUNS = [
-    _run("mirrorplane", 2, 90_000, control_plane_cpu_seconds=1.5), _run("mirrorplane", 2, 100_000),
-    _run("mirrorplane", 2, 120_000), _run("mirrorplane", 2, 0, error="timed out"),
-    _run("mm2", 2, 80_000), _run("mm2", 2, 75_000), _run("mm2", 2, 85_000),
-    _run("raw", 2, 150_000), _run("raw", 4, 200_000), _run("raw", 4, 180_000),
+    _run("mirrorplane", 2, 1, 90_000, control_plane_cpu_seconds=0.4), _run("mirrorplane", 2, 2, 100_000),
+    _run("mirrorplane", 2, 3, 120_000), _run("mirrorplane", 2, 4, 0, error="timed out"),
+    _run("mm2", 2, 1, 80_000), _run("mm2", 2, 2, 50_000), _run("mm2", 2, 3, 100_000), _run("mm2", 2, 4, 70_000),
+    _run("mm2", 4, 1, 100_000), _run("mm2", 4, 2, 100_000), _run("mm2", 4, 3, 100_000),
+    _run("raw", 2, 1, 150_000), _run("raw", 2, 2, 200_000), _run("raw", 2, 3, 200_000),
 ]
-LATENCY = {"mirrorplane": {"tasks": 2, "rate": 5000, "seconds": 60, "p50_ms": 400.0, "p95_ms": 900.0,
-                           "p99_ms": 1200.0, "max_ms": 1900.0, "records": 300000, "missing": 0, "error": None},
-           "mm2": {"tasks": 2, "rate": 5000, "seconds": 60, "p50_ms": 20.0, "p95_ms": 60.0, "p99_ms": 110.0,
-                   "max_ms": 400.0, "records": 300000, "missing": 0, "error": None}}
+LATENCY = [
+    {"candidate": c, "level": level, "rate": rate, "tasks": 2, "repetition": r, "seconds": 60, "error": None,
+     "p50_ms": p50 + r, "p95_ms": p50 * 2, "p99_ms": p50 * 3 + r, "max_ms": p50 * 5, "records": 300_000,
+     "missing": 0, "achieved_rate": rate - 1, "cpu_seconds_measured": 10.0,
+     "reader_resolution_us": {"p50_us": 20.0, "p99_us": 300.0, "max_us": 900.0, "queued_share": 0.9}}
+    for c, p50 in (("mirrorplane", 200.0), ("mm2", 20.0)) for level, rate in (("5000", 5000), ("50%", 60_000))
+    for r in (1, 2, 3)
+]
+SETTINGS = {"records": 2_000_000, "record_bytes": 1024, "key_bytes": 16, "partitions": 8, "repetitions": 4,
+            "dataset_mb": 2100.0, "latency_seconds": 60, "mm2_best_tasks": 4,
+            "datasets": [{"name": "1024B", "records": 2_000_000, "record_bytes": 1024, "compression": "none"},
+                         {"name": "1024B-lz4", "records": 500_000, "record_bytes": 1024, "compression": "lz4"}],
+            "latency_max_rates": {"mirrorplane": {"records_per_second": 120_000.0, "source": "median steady"}},
+            "mm2": {"jvm": "-Xmx2G -XX:+UseParallelGC", "class_archive": "/x.jsa",
+                    "effective_producer": {"acks": "-1", "linger.ms": "5", "batch.size": "262144"}}}
+MACHINE = {"cpu_model": "Test CPU", "cores": 2, "memory_gb": 23.4, "kafka": "4.3.1", "spark": "4.0.0",
+           "java": "openjdk version 17.0.1"}
 
 
-def test_summary_uses_only_successful_runs():
+def test_summary_uses_only_successful_runs_and_keeps_effective_tasks():
     summary = report.summarize(RUNS)
     ours = summary["mirrorplane"]["2"]
     assert ours["runs"] == 3 and ours["failed"] == 1
     assert ours["records_per_second"] == {"median": 100_000, "min": 90_000, "max": 120_000}
-    assert ours["control_plane_cpu_seconds"]["median"] == 1.5
-    assert summary["raw"]["4"]["records_per_second"]["median"] == 190_000
+    assert ours["steady_records_per_second"]["median"] == 150_000
+    assert ours["control_plane_cpu_seconds"]["median"] == 0.4
+    assert ours["effective_tasks"] == [2]
+    assert summary["mm2"]["4"]["effective_tasks"] == [4]
     assert "control_plane_cpu_seconds" not in summary["mm2"]["2"]
 
 
-def test_ratios_against_mm2_raw_and_the_best_raw():
-    ratios = report.ratios(report.summarize(RUNS))
-    assert ratios["mirrorplane/mm2"] == {"2": 1.25}
-    assert ratios["mirrorplane/raw"] == {"2": pytest.approx(0.667, abs=1e-3)}
-    assert ratios["mirrorplane/raw_best"] == {"2": pytest.approx(0.526, abs=1e-3)}
+def test_ratios_are_paired_per_repetition():
+    table = report.ratios(RUNS, mm2_best=4)
+    at_two = table["mirrorplane/mm2"]["2"]
+    # repetitions 1-3 pair (the 4th Mirrorplane run failed): 90/80, 100/50, 120/100
+    assert at_two["pairs"] == 3
+    assert at_two["records_per_second"] == {"median": 1.2, "min": 1.125, "max": 2.0}
+    assert at_two["steady_records_per_second"]["median"] == 1.2
+    assert "4" not in table["mirrorplane/mm2"], "Mirrorplane did not run at 4"
+    best = table["mirrorplane/mm2"]["best"]
+    assert best["tasks"] == [2, 4] and best["records_per_second"] == {"median": 1.0, "min": 0.9, "max": 1.2}
+    raw = table["mirrorplane/raw"]["2"]["records_per_second"]
+    assert raw == {"median": 0.6, "min": 0.5, "max": 0.6}
+    assert "mirrorplane/mm2-stock" not in table
 
 
-def test_ratio_is_none_without_the_other_candidate():
-    ratios = report.ratios(report.summarize([r for r in RUNS if r["candidate"] == "mirrorplane"]))
-    assert ratios["mirrorplane/mm2"] == {"2": None}
-    assert ratios["mirrorplane/raw_best"] == {"2": None}
+def test_best_tasks_prefers_the_searched_value_when_it_ran():
+    summary = report.summarize(RUNS)
+    assert report.best_tasks(summary, "mm2", preferred=4) == 4
+    assert report.best_tasks(summary, "mm2", preferred=8) == 4, "not run at 8: the fastest median"
+    assert report.best_tasks(summary, "mm2") == 4
+    assert report.best_tasks(summary, "nobody") is None
 
 
-def test_goals_of_issue_7():
-    goals = {g["goal"]: g for g in report.goals(report.ratios(report.summarize(RUNS)), LATENCY)}
+def test_upper_bounds_and_latency_tables():
+    upper = [{"dataset": "1024B", "tool": "producer", "records_per_second": r, "mb_per_second": r / 1000,
+              "cpu_seconds": 5.0, "error": None} for r in (900_000.0, 1_000_000.0)]
+    upper.append({"dataset": "1024B", "tool": "consumer", "error": "exit 1: boom"})
+    table = report.upper_summary(upper)
+    assert table["1024B"]["producer"]["records_per_second"]["median"] == 950_000
+    assert table["1024B"]["consumer"] == {"runs": 0, "failed": 1}
+    latency = report.latency_table(LATENCY)
+    ours = latency["mirrorplane"]["50%"]
+    assert ours["rate"] == 60_000 and ours["repetitions"] == 3
+    assert ours["p99_ms"] == {"median": 602.0, "min": 601.0, "max": 603.0}
+    assert ours["reader_resolution_us"]["p99_us"] == 300.0
+
+
+def test_goals_on_the_main_dataset():
+    data = report.build(MACHINE, SETTINGS, RUNS, LATENCY, complete=True)
+    goals = {g["goal"]: g for g in data["goals"]}
     assert goals["backfill Mirrorplane >= 1.2x MM2 at tasks.max 2"]["met"] is True
-    assert goals["backfill Mirrorplane (tasks.max 2) >= 0.7x the raw limit"]["met"] is False
-    assert goals["Mirrorplane p99 latency <= 1.5 s"] | {} == {
-        "goal": "Mirrorplane p99 latency <= 1.5 s", "measured": 1200.0, "unit": "ms", "met": True}
+    assert goals["backfill Mirrorplane >= 1.2x MM2 each at its best tasks.max"]["met"] is False
+    assert goals["backfill Mirrorplane >= 0.7x the raw limit (each at its best tasks.max)"]["measured"] == 0.6
+    p99 = goals["Mirrorplane p99 latency <= 1.5 s at 5,000 records/s"]
+    assert p99["measured"] == 602.0 and p99["met"] is True
+    assert "Mirrorplane p99 latency <= 1.5 s at 50% of its maximum (60,000 records/s)" in goals
 
 
 def _report(complete: bool = True) -> dict:
-    settings = {"records": 2_000_000, "record_bytes": 512, "key_bytes": 16, "partitions": 8, "repetitions": 3,
-                "dataset_mb": 1088.0}
-    machine = {"cpu_model": "Test CPU", "cores": 2, "memory_gb": 23.4, "kafka": "4.3.1", "spark": "4.0.0",
-               "java": "openjdk version 17.0.1"}
-    return report.build(machine, settings, RUNS, LATENCY, complete=complete) | {"generated_at": "2030-01-01 UTC"}
+    lz4 = [_run(c, 2, 1, 50_000, dataset="1024B-lz4", compression="lz4",
+                target_compression={"topic_config": "lz4", "batches": {"lz4": 40}}) for c in ("mirrorplane", "mm2")]
+    search = [_run("mm2", t, 1, 1000.0 * t, phase="search") for t in (1, 2, 4)]
+    upper = [{"dataset": "1024B", "tool": tool, "records_per_second": 900_000.0, "mb_per_second": 900.0,
+              "error": None, "repetition": 1} for tool in ("producer", "consumer")]
+    return report.build(MACHINE, SETTINGS, RUNS + lz4, LATENCY, complete=complete, sweep=search,
+                        upper=upper) | {"generated_at": "2030-01-01 UTC"}
 
 
 def test_markdown_tables():
     text = report.render_markdown(_report())
     assert text.startswith("# Benchmark: Mirrorplane vs Apache MirrorMaker 2 vs the raw limit\n")
-    assert "2,000,000 records of 512 B with 16-byte keys" in text
-    assert "| Mirrorplane | 2 | 100,000 (90,000-120,000) | 50.0 (45.0-60.0) | 10.0 | 2.0 |" in text
-    assert "| 12.0 | 800 | 30.0 | 3 (1 failed) |" in text
-    assert "| MirrorMaker 2 | 2 | 80,000 (75,000-85,000) |" in text
-    assert "| raw Java copy | 4 | 190,000 (180,000-200,000) |" in text
-    assert "| 2 | 1.25x | 0.67x | 0.53x |" in text
-    assert "| Mirrorplane | 2 | 400 | 900 | 1,200 | 1,900 | 300,000 | 0 |" in text
-    assert "| backfill Mirrorplane >= 1.2x MM2 at tasks.max 2 | 1.25x | yes |" in text
-    assert "| backfill Mirrorplane (tasks.max 2) >= 0.7x the raw limit | 0.53x | **no** |" in text
-    assert "| Mirrorplane p99 latency <= 1.5 s | 1,200 ms | yes |" in text
-    assert "## Failed runs\n\n- mirrorplane-2-0: timed out" in text
+    assert "Main dataset: 2,000,000 records of 1024 B with 16-byte keys" in text
+    assert "## Backfill 1024B: 2,000,000 records of 1,024 B, compression none" in text
+    assert ("| Mirrorplane | 2 | 2 | 150,000 (135,000-180,000) | 150.0 (135.0-180.0) | 100,000 (90,000-120,000) "
+            "| 10.0 | 2.0 | 12.0 | 0.012 | 800 | 30.0 | 3 (1 failed) |") in text
+    assert "| MirrorMaker 2 | 4 | 4 |" in text
+    assert "| MirrorMaker 2 / raw Java copy |" not in text
+    assert "| Mirrorplane / MirrorMaker 2 | 2 | 1.20x (1.12-2.00) | 1.20x (1.12-2.00) | 3 |" in text
+    assert "| Mirrorplane / MirrorMaker 2 | best: 2 vs 4 | 1.00x (0.90-1.20) |" in text
+    assert "| Mirrorplane / raw Java copy | 2 | 0.60x (0.50-0.60) |" in text
+    assert "kafka-producer-perf-test 900,000 records/s (900.0 MB/s); kafka-consumer-perf-test 900,000" in text
+    assert "the raw copy 200,000 records/s end to end" in text
+    assert "web app and Celery worker used 0.40 CPU s per run besides" in text
+    assert "## Backfill 1024B-lz4: 500,000 records of 1,024 B, compression lz4" in text
+    assert "Mirrorplane remote topic compression.type lz4, batches lz4 40" in text
+    assert "## MM2's tasks.max on this machine (one run each on the main dataset; best: 4)" in text
+    assert "| MirrorMaker 2 | 4 | 4 | 6,000 | 4,000 |" in text
+    assert ("| Mirrorplane | 50% of its maximum (60,000 records/s) | 59,999 | 202 (201-203) | 400 | 602 (601-603) "
+            "| 1,000 | 3 | 0 | 10.0 | 20 / 300 |") in text
+    assert "Mirrorplane 120,000 records/s (median steady)" in text
+    assert "- MirrorMaker 2: JVM `-Xmx2G -XX:+UseParallelGC`, class archive yes" in text
+    assert "producer in effect (from its log): `acks=-1`, `linger.ms=5`, `batch.size=262144`\n" in text
+    assert "| backfill Mirrorplane >= 1.2x MM2 at tasks.max 2 | 1.20x | yes |" in text
+    assert "## Failed runs\n\n- r4-mirrorplane-t2-1024B: timed out" in text
     assert "Incomplete" not in text
     assert "Incomplete: the benchmark was interrupted" in report.render_markdown(_report(complete=False))
 
 
 def test_markdown_without_latency_or_ratios():
-    data = report.build({}, {"records": 10, "record_bytes": 1, "key_bytes": 1, "partitions": 1, "repetitions": 1,
-                             "dataset_mb": 0.0}, [_run("raw", 2, 5.0)], {}, complete=True)
+    settings = {"records": 10, "record_bytes": 1, "key_bytes": 1, "partitions": 1, "repetitions": 1,
+                "dataset_mb": 0.0, "datasets": [{"name": "1B", "records": 10, "record_bytes": 1,
+                                                 "compression": "none"}]}
+    data = report.build({}, settings, [_run("raw", 2, 1, 5.0, dataset="1B")], [], complete=True)
     text = report.render_markdown(data)
-    assert "| raw Java copy | 2 | 5 |" in text
-    assert "Latency" not in text and "Mirrorplane / MM2" not in text
-
-
-def test_run_order_alternates_between_repetitions():
-    order = list(plan(3, (2, 4), ("mirrorplane", "mm2", "raw")))
-    assert order[:6] == [(1, 2, "mirrorplane"), (1, 2, "mm2"), (1, 2, "raw"),
-                         (1, 4, "mirrorplane"), (1, 4, "mm2"), (1, 4, "raw")]
-    assert order[6:9] == [(2, 2, "raw"), (2, 2, "mm2"), (2, 2, "mirrorplane")]
-    assert order[12:15] == [(3, 2, "mirrorplane"), (3, 2, "mm2"), (3, 2, "raw")]
-    assert len(order) == 18
-
-
-def test_every_run_gets_a_fresh_alias_and_remote_topic():
-    specs = [run_spec(r, t, c, 8) for r, t, c in plan(3, (2, 4), ("mirrorplane", "mm2", "raw"))]
-    assert len({s.remote_topic for s in specs}) == len(specs)
-    assert len({s.label for s in specs}) == len(specs)
-    assert specs[0].remote_topic == "mp1t2.bench" and specs[0].label == "r1-mirrorplane-t2"
-
-
-def test_options():
-    options = parse([])
-    assert (options.records, options.record_bytes, options.key_bytes, options.partitions) == (2_000_000, 512, 16, 8)
-    assert options.tasks == (2, 4) and options.repetitions == 3 and options.only == ("mirrorplane", "mm2", "raw")
-    assert str(options.out).endswith("bench/results/latest.json")
-    assert str(options.markdown_out).endswith("bench/results/latest.md")
-    options = parse(["--records", "200_000", "--tasks", "4, 2,4", "--only", "raw,mirrorplane", "--skip-latency"])
-    assert options.records == 200_000 and options.tasks == (4, 2) and options.only == ("mirrorplane", "raw")
-    assert options.skip_latency
-
-
-@pytest.mark.parametrize("argv", [["--records", "0"], ["--tasks", ""], ["--only", "kafka"],
-                                  ["--latency-seconds", "-1"]])
-def test_bad_options_exit_with_the_reason(argv, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        parse(argv)
-    assert exit_info.value.code == 2
-    assert "error: argument" in capsys.readouterr().err
+    assert "| raw Java copy | 2 | 2 | 8 | 0.0 | 5 |" in text
+    assert "Latency" not in text and "Mirrorplane / MirrorMaker 2" not in text
 
 
 SCALE = {"candidate": "mirrorplane", "topics": 100, "partitions_per_topic": 10, "partitions": 1000,
@@ -139,7 +165,7 @@ def test_scale_goal_and_table():
     goals = {g["goal"]: g for g in report.goals({}, {}, SCALE)}
     assert goals["1,000 partitions all replicating within 60 s"] | {} == {
         "goal": "1,000 partitions all replicating within 60 s", "measured": 21.7, "unit": "s", "met": True}
-    text = report.render_markdown(report.build({}, _report()["settings"], RUNS, LATENCY, complete=True, scale=SCALE))
+    text = report.render_markdown(report.build({}, SETTINGS, RUNS, LATENCY, complete=True, scale=SCALE))
     assert "## Scale: one mirror of 100 topics x 10 partitions (1,000 partitions, 10 records each)" in text
     assert "| 9.5 | 14.2 | 21.7 | 1,000 | 1,234 | 40.0 |  |" in text
     assert "| 1,000 partitions all replicating within 60 s | 21.7 s | yes |" in text
@@ -161,3 +187,9 @@ def test_scale_summary_of_partition_arrivals():
                                                  "p50_partition_seconds": 2.0, "all_partitions_seconds": 3.0}
     assert summary([3.0, 1.0], total=3)["all_partitions_seconds"] is None
     assert summary([], total=3)["partitions_complete"] == 0
+
+
+@pytest.mark.parametrize("values,text", [(None, "n/a"), ({"median": 2.0, "min": 2.0, "max": 2.0}, "2.00x"),
+                                         ({"median": 1.5, "min": 1.0, "max": 2.0}, "1.50x (1.00-2.00)")])
+def test_ratio_cells(values, text):
+    assert report._ratio(values) == text

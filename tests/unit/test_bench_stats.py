@@ -54,3 +54,32 @@ def test_latency_summary_counts_the_missing():
     assert summary["max_ms"] == 100.0
     empty = latency_summary([], expected=300)
     assert empty["missing"] == 300 and empty["p99_ms"] is None
+
+
+def test_crossing_time_interpolates_between_polls():
+    from bench.stats import crossing_time
+
+    samples = [(0.0, 0), (1.0, 0), (2.0, 100), (3.0, 300)]
+    assert crossing_time(samples, 50) == 1.5
+    assert crossing_time(samples, 200) == 2.5
+    assert crossing_time(samples, 100) == 2.0
+    assert crossing_time(samples, 301) is None
+    assert crossing_time([(4.0, 500)], 10) == 4.0, "reached at the first sample"
+
+
+def test_steady_rate_is_the_rate_from_ten_to_ninety_percent():
+    from bench.stats import steady_rate
+
+    # a slow start (nothing for 5 s), then 1,000 records/s, then a slow tail
+    samples = [(0.0, 0), (5.0, 0), *((5.0 + i, i * 1000) for i in range(1, 10)), (20.0, 10_000)]
+    assert steady_rate(samples, 10_000) == pytest.approx(1000.0)
+    assert steady_rate(samples[:5], 10_000) is None, "90% never reached"
+    assert steady_rate([(1.0, 10_000)], 10_000) is None, "both crossings in one poll: no window"
+
+
+def test_paired_ratios_pair_repetitions():
+    from bench.stats import paired_ratios
+
+    assert paired_ratios({1: 100.0, 2: 120.0, 3: 90.0}, {1: 50.0, 3: 90.0, 4: 10.0}) == [2.0, 1.0]
+    assert paired_ratios({1: 1.0}, {1: 0.0}) == []
+    assert paired_ratios({}, {1: 1.0}) == []

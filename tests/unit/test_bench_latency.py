@@ -1,0 +1,71 @@
+"""Latency levels and the reader's accounting and resolution."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import pytest
+
+from bench.latency import ReaderState, _account, _outcome, level_label, resolution_summary, resolve_rate
+
+
+def test_rates_of_the_levels():
+    assert resolve_rate("5000", None) == 5000
+    assert resolve_rate("5000", 80_000.0) == 5000
+    assert resolve_rate("50%", 123_457.0) == 61_728
+    assert resolve_rate("12.5%", 1000.0) == 125
+    assert resolve_rate("50%", None) is None
+    assert level_label("50%") == "50pct" and level_label("12.5%") == "12-5pct" and level_label("5000") == "5000"
+
+
+def test_resolution_summary():
+    summary = resolution_summary([float(v) for v in range(1, 101)], 0.75)
+    assert summary == {"p50_us": 50.5, "p99_us": 99.0, "max_us": 100.0, "calls": 100, "queued_share": 0.75}
+    assert resolution_summary([], 0.0)["p50_us"] is None
+
+
+class _Message:
+    def __init__(self, key: bytes, timestamp: int, error: object = None) -> None:
+        self._key, self._timestamp, self._error = key, timestamp, error
+
+    def key(self) -> bytes:
+        return self._key
+
+    def timestamp(self) -> tuple[int, int]:
+        return 1, self._timestamp
+
+    def error(self) -> object:
+        return self._error
+
+
+def test_each_record_is_timed_with_the_time_it_was_handed_over():
+    from array import array
+
+    state = ReaderState(multiprocessing.get_context("spawn"))
+    latencies = array("d")
+    _account([_Message(b"w1", 900), _Message(b"m1", 950), _Message(b"m2", 990), _Message(b"m3", 0, error="x")],
+             1000.0, latencies, state)
+    assert list(latencies) == [50.0, 10.0]
+    assert (state.warm.value, state.measured.value) == (1, 2)
+    first = state.first_arrival.value
+    assert first > 0
+    _account([], 2000.0, latencies, state)
+    assert state.first_arrival.value == first
+
+
+def test_outcome_counts_the_missing_against_what_was_produced():
+    figures = _outcome({"latencies": {"records": 90, "missing": 0, "p99_ms": 12.0}, "resolution": {"p50_us": 3.0},
+                        "error": None}, expected=100)
+    assert figures["missing"] == 10 and figures["p99_ms"] == 12.0 and figures["reader_resolution_us"]["p50_us"] == 3.0
+    failed = _outcome({"error": "the latency reader sent no result"}, expected=100)
+    assert failed["missing"] == 100 and failed["p99_ms"] is None and failed["reader_error"]
+
+
+@pytest.mark.parametrize("text", ["0", "-5", "150%", "fast", "0%"])
+def test_bad_rate_levels(text):
+    import argparse
+
+    from bench.options import rate_level
+
+    with pytest.raises(argparse.ArgumentTypeError):
+        rate_level(text)
