@@ -610,7 +610,10 @@ class HadoopCluster:
 
 
 def new_hadoop_cluster(root: Path, nodemanagers: int = 2) -> HadoopCluster:
-    """A cluster description under `root/hadoop` on free loopback ports (nothing started yet)."""
+    """A cluster description under `root/hadoop` on free loopback ports (nothing started yet).
+
+    `MIRRORPLANE_TESTBED_NODEMANAGER_MB` sets the memory each NodeManager offers (default 6144): YARN
+    only accounts for it, so a larger figure lets more small mirrors share this machine."""
     names = ("namenode", "namenode_http", "datanode", "datanode_http", "datanode_ipc",
              "rm", "rm_scheduler", "rm_tracker", "rm_admin", "rm_webapp")
     free = processes.free_ports(len(names) + 3 * nodemanagers)
@@ -618,7 +621,8 @@ def new_hadoop_cluster(root: Path, nodemanagers: int = 2) -> HadoopCluster:
     rest = free[len(names):]
     nms = [NodeManager(index=i + 1, port=rest[3 * i], localizer_port=rest[3 * i + 1], webapp_port=rest[3 * i + 2])
            for i in range(nodemanagers)]
-    return HadoopCluster(home=str(root / "hadoop"), ports=ports, node_managers=nms)
+    memory = int(os.environ.get("MIRRORPLANE_TESTBED_NODEMANAGER_MB", "6144"))
+    return HadoopCluster(home=str(root / "hadoop"), ports=ports, node_managers=nms, nodemanager_memory_mb=memory)
 
 
 def _get_json(url: str) -> dict | None:

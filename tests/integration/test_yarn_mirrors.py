@@ -211,31 +211,41 @@ def test_losing_the_nodemanager_that_hosts_the_driver_loses_nothing(
         api.delete(f"/api/v1/mirrors/{name}/")
 
 
+# One record a second per mirror: the query looks for new records every 250 ms instead of Spark's 10 ms,
+# so that ten applications fit on this two-core machine beside the brokers and the test bed.
+IDLE_POLLING = {"spark.sql.streaming.pollingDelay": "250ms"}
+
+
 def test_two_workers_on_two_hosts_keep_one_application_per_mirror(
         api, devstack, yarn_cluster, control_plane, unique, figures):
     """A second worker with its own data folder (another host); the first is killed with -9 and comes back
     later. Sampled from the ResourceManager every second: never two applications of one mirror.
 
     The suite runs 3 mirrors for 150 s; MIRRORPLANE_HA_MIRRORS and MIRRORPLANE_HA_SECONDS scale it up
-    (the test bed's NodeManagers hold about 5 mirrors of this size)."""
+    (the test bed's NodeManagers hold about 5 mirrors of this size; MIRRORPLANE_TESTBED_NODEMANAGER_MB
+    lets them hold more). Every 10 s each mirror's remote end offset is read: the longest time one
+    went without copying a record is reported and bounded."""
     mirrors = int(os.environ.get("MIRRORPLANE_HA_MIRRORS", "3"))
     seconds = float(os.environ.get("MIRRORPLANE_HA_SECONDS", "150"))
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
     create_clusters(api, devstack)
     names = [f"ha{i}-{unique}" for i in range(mirrors)]
-    for name in names:
-        kafka_tools.create_topic(east, name, 1)
-        create_yarn_mirror(api, name, name, spark=YARN_SPARK | {"executor_cores": 1},
-                           connectors={"source": {"tasks_max": 1}})
     second = control_plane["spawn_worker"]("second")
     rm = yarn.ResourceManager(yarn_cluster.resourcemanager_url)
     try:
+        # One after the other, as an operator adds mirrors: ten Spark applications starting at once
+        # on this two-core machine starve each other past the supervisor's start timeout.
         for name in names:
+            kafka_tools.create_topic(east, name, 1)
+            create_yarn_mirror(api, name, name, spark=YARN_SPARK | {"executor_cores": 1, "conf": IDLE_POLLING},
+                               connectors={"source": {"tasks_max": 1}})
             wait_for_status(api, name, lambda s: s["application"]["state"] == "running", 300)
         most = dict.fromkeys(names, 0)
         started = time.monotonic()
         killed = restarted = False
         sequence = 0
+        copied_at = dict.fromkeys(names, (0, started))  # remote end offset, when it last grew
+        longest_stall = dict.fromkeys(names, 0.0)
         while time.monotonic() - started < seconds:
             elapsed = time.monotonic() - started
             if not killed and elapsed > seconds * 0.13:
@@ -248,8 +258,16 @@ def test_two_workers_on_two_hosts_keep_one_application_per_mirror(
             for name in names:
                 kafka_tools.produce(east, name, {0: [kafka_tools.Record(f"{sequence}".encode(), b"v", (), 0)]})
                 most[name] = max(most[name], len(rm_applications(rm, name)))
+            if sequence % 10 == 0:
+                now = time.monotonic()
+                for name in names:
+                    end = sum(kafka_tools.end_offsets(west, f"east.{name}").values())
+                    if end > copied_at[name][0]:
+                        copied_at[name] = (end, now)
+                    longest_stall[name] = max(longest_stall[name], now - copied_at[name][1])
             time.sleep(1)
         assert max(most.values()) <= 1, f"more than one application of a mirror at once: {most}"
+        assert max(longest_stall.values()) <= 60, f"a mirror went a minute without copying: {longest_stall}"
         deadline = time.monotonic() + 90
         while True:  # every mirror kept replicating: the target catches up with every record produced
             copied = {name: sum(kafka_tools.end_offsets(west, f"east.{name}").values()) for name in names}
@@ -259,7 +277,8 @@ def test_two_workers_on_two_hosts_keep_one_application_per_mirror(
             time.sleep(1)
         figures(f"{mirrors} YARN mirrors, 2 workers, one killed -9 at {seconds * 0.13:.0f} s and restarted at "
                 f"{seconds * 0.53:.0f} s, {seconds:.0f} s sampled every second: at most {max(most.values())} "
-                f"application per mirror; "
+                f"application per mirror; longest time a mirror copied nothing "
+                f"{max(longest_stall.values()):.0f} s (read every 10 s); "
                 f"copied {sorted(copied.values())} of {sequence} records each")
     finally:
         control_plane["stop_worker"](second)
