@@ -167,8 +167,11 @@ class TargetReader:
 
     def stop(self, timeout: float = 60) -> dict:
         self.state.stopping.set()
-        if self.process.pid is not None and self._results.poll(timeout):
-            self.result = self._results.recv()
+        try:
+            if self.process.pid is not None and self._results.poll(timeout):
+                self.result = self._results.recv()
+        except (EOFError, OSError):
+            pass  # the reader died without a word: reported below
         self.process.join(10)
         if self.process.is_alive():
             self.process.kill()

@@ -233,9 +233,12 @@ def render_markdown(report: dict) -> str:
             lines.append(f"| {goal['goal']} | {_goal_figure(goal['measured'], goal['unit'])} | {met} |")
     failures = [run for run in report["runs"] + report.get("mm2_search", []) + report.get("latency", [])
                 + report.get("upper_runs", []) if run.get("error")]
-    if failures:
-        lines += ["", "## Failed runs", ""]
-        lines += [f"- {run.get('label') or run.get('tool')}: {run['error']}" for run in failures]
+    problems = [f"- dataset {name}: {error}" for name, error in settings.get("dataset_errors", {}).items()]
+    if settings.get("upper_bounds_error"):
+        problems.append(f"- upper bounds: {settings['upper_bounds_error']}")
+    problems += [f"- {run.get('label') or run.get('tool')}: {run['error']}" for run in failures]
+    if problems:
+        lines += ["", "## Failed runs", "", *problems]
     return "\n".join(lines) + "\n"
 
 
@@ -276,9 +279,9 @@ def _throughput_lines(name: str, dataset: dict | None, summary: dict, report: di
     bounds = report.get("upper_bounds", {}).get(name, {})
     if bounds:
         lines += ["", "Upper bounds on the same brokers: " + "; ".join(
-            f"kafka-{tool}-perf-test {_range(entry, 'records_per_second')} records/s "
-            f"({_range(entry, 'mb_per_second', 1)} MB/s)" for tool, entry in sorted(bounds.items(), reverse=True))
-            + f"; the raw copy {_best_raw(summary)} records/s end to end."]
+            _bound(tool, entry) for tool, entry in sorted(bounds.items(), reverse=True))
+            + f"; the raw copy (fastest tasks.max) {_best_raw(summary, 'steady_records_per_second')} records/s at "
+              f"steady state, {_best_raw(summary, 'records_per_second')} end to end."]
     lines += _ratio_lines(report.get("ratios", {}).get(name, {}))
     lines += _compression_lines(name, report)
     control = [e["control_plane_cpu_seconds"]["median"] for e in summary.get("mirrorplane", {}).values()
@@ -289,8 +292,18 @@ def _throughput_lines(name: str, dataset: dict | None, summary: dict, report: di
     return lines
 
 
-def _best_raw(summary: dict) -> str:
-    medians = [e["records_per_second"]["median"] for e in summary.get("raw", {}).values() if "records_per_second" in e]
+def _bound(tool: str, entry: dict) -> str:
+    if tool == "consumer" and entry.get("fetch_records_per_second"):
+        return (f"kafka-consumer-perf-test {_range(entry, 'fetch_records_per_second')} records/s without its "
+                f"group join ({_range(entry, 'records_per_second')} with it)")
+    if not entry.get("records_per_second"):
+        return f"kafka-{tool}-perf-test failed"
+    return (f"kafka-{tool}-perf-test {_range(entry, 'records_per_second')} records/s "
+            f"({_range(entry, 'mb_per_second', 1)} MB/s)")
+
+
+def _best_raw(summary: dict, figure: str) -> str:
+    medians = [e[figure]["median"] for e in summary.get("raw", {}).values() if figure in e]
     return _number(max(medians)) if medians else "n/a"
 
 

@@ -228,8 +228,13 @@ class Benchmark:
             candidate.setup()
             self.settings[name] = candidate.settings()
         if not self.options.skip_upper_bounds:
-            self.bounds = UpperBounds(env.source, env.target, self.work, self.options.run_timeout)
-            self.bounds.setup()
+            bounds = UpperBounds(env.source, env.target, self.work, self.options.run_timeout)
+            try:
+                bounds.setup()
+                self.bounds = bounds
+            except Exception as error:  # noqa: BLE001 - the candidates are still measured
+                self.settings["upper_bounds_error"] = f"{type(error).__name__}: {error}"
+                say(f"no upper bounds: {error}")
 
     def load(self, dataset: Dataset) -> None:
         o, env = self.options, self.env
@@ -360,10 +365,18 @@ class Benchmark:
     def run(self) -> None:
         self.start()
         for variant, dataset in enumerate(self.datasets):
-            self.load(dataset)
-            if dataset.main:
-                self.search_mm2(dataset)
-            self.backfills(dataset, variant)
+            try:
+                self.load(dataset)
+                if dataset.main:
+                    self.search_mm2(dataset)
+                self.backfills(dataset, variant)
+            except KeyboardInterrupt:
+                raise
+            except Exception as error:
+                if dataset.main:
+                    raise
+                self.settings.setdefault("dataset_errors", {})[dataset.name] = f"{type(error).__name__}: {error}"
+                say(f"dataset {dataset.name} failed: {error}")
             delete_topics(self.env.source, dataset.topic)
         if not self.options.skip_latency:
             self.latencies()

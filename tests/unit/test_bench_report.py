@@ -111,6 +111,7 @@ def _report(complete: bool = True) -> dict:
     search = [_run("mm2", t, 1, 1000.0 * t, phase="search") for t in (1, 2, 4)]
     upper = [{"dataset": "1024B", "tool": tool, "records_per_second": 900_000.0, "mb_per_second": 900.0,
               "error": None, "repetition": 1} for tool in ("producer", "consumer")]
+    upper[1]["fetch_records_per_second"] = 950_000.0
     return report.build(MACHINE, SETTINGS, RUNS + lz4, LATENCY, complete=complete, sweep=search,
                         upper=upper) | {"generated_at": "2030-01-01 UTC"}
 
@@ -127,8 +128,9 @@ def test_markdown_tables():
     assert "| Mirrorplane / MirrorMaker 2 | 2 | 1.20x (1.12-2.00) | 1.20x (1.12-2.00) | 3 |" in text
     assert "| Mirrorplane / MirrorMaker 2 | best: 2 vs 4 | 1.00x (0.90-1.20) |" in text
     assert "| Mirrorplane / raw Java copy | 2 | 0.60x (0.50-0.60) |" in text
-    assert "kafka-producer-perf-test 900,000 records/s (900.0 MB/s); kafka-consumer-perf-test 900,000" in text
-    assert "the raw copy 200,000 records/s end to end" in text
+    assert ("kafka-producer-perf-test 900,000 records/s (900.0 MB/s); kafka-consumer-perf-test 950,000 records/s "
+            "without its group join (900,000 with it); the raw copy (fastest tasks.max) 300,000 records/s at steady "
+            "state, 200,000 end to end.") in text
     assert "web app and Celery worker used 0.40 CPU s per run besides" in text
     assert "## Backfill 1024B-lz4: 500,000 records of 1,024 B, compression lz4" in text
     assert "Mirrorplane remote topic compression.type lz4, batches lz4 40" in text
@@ -153,6 +155,10 @@ def test_markdown_without_latency_or_ratios():
     text = report.render_markdown(data)
     assert "| raw Java copy | 2 | 2 | 8 | 0.0 | 5 |" in text
     assert "Latency" not in text and "Mirrorplane / MirrorMaker 2" not in text
+    assert "Failed runs" not in text
+    settings |= {"dataset_errors": {"100B": "RuntimeError: no room"}, "upper_bounds_error": "MavenError: offline"}
+    text = report.render_markdown(report.build({}, settings, [], [], complete=True))
+    assert "## Failed runs\n\n- dataset 100B: RuntimeError: no room\n- upper bounds: MavenError: offline\n" in text
 
 
 SCALE = {"candidate": "mirrorplane", "topics": 100, "partitions_per_topic": 10, "partitions": 1000,
