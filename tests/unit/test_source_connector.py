@@ -104,7 +104,9 @@ def test_a_fresh_start_resumes_after_the_latest_offset_syncs():
     plan = source._plan_resume()
     assert plan.starting_offsets(source._partitions()) == '{"orders": {"0": 950, "1": -2}}'
     source.resume_plan, source.fresh = plan, True
+    source._remember_resume(plan, "no checkpoint")
     resumed = source.status()["resumed"]
+    assert resumed["cause"] == "no checkpoint" and resumed["at"] > 0
     assert (resumed["partitions"], resumed["duplicates"]) == (1, 50)
     assert resumed["per_partition"]["orders:0"]["start"] == 950
     positions = source.positions()
