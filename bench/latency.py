@@ -242,7 +242,9 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
 
         def warmed(sent: int, elapsed: float) -> bool:
             if elapsed > WARMUP_TIMEOUT_SECONDS:
-                raise TimeoutError(f"no steady replication within {WARMUP_TIMEOUT_SECONDS:.0f} s")
+                behind = sent - reader.state.warm.value
+                raise TimeoutError(f"no steady replication within {WARMUP_TIMEOUT_SECONDS:.0f} s: {sent:,} records "
+                                   f"sent, {behind:,} ({behind / rate:.1f} s) not on the target yet")
             if why := (candidate.failure() or reader.alive_error):
                 raise RuntimeError(why)
             first, received = reader.state.first_arrival.value, reader.state.warm.value

@@ -254,6 +254,12 @@ def _header(report: dict) -> list[str]:
         f"per cluster, same host), Spark {m.get('spark', '?')}, {m.get('java', '?')}. "
         f"{report.get('generated_at', '')}",
     ]
+    loads = [(when, m[key][0]) for when, key in (("start", "load_average_at_start"), ("end", "load_average_at_end"))
+             if m.get(key)]
+    if loads:
+        measured = " and at the ".join(f"{when} {value:.1f}" for when, value in loads)
+        lines += ["", f"Load average (1 min) at the {measured} (at the end it includes the benchmark's own "
+                      f"processes; well above {m.get('cores', '?')} means other work shared the cores)."]
     if not report.get("complete", True):
         lines += ["", "**Incomplete: the benchmark was interrupted; these are the runs so far.**"]
     return lines

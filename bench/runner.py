@@ -4,6 +4,7 @@ alternating order with the perf tools' upper bounds, latency at fixed and derive
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import time
@@ -387,6 +388,7 @@ class Benchmark:
             say(_describe_scale(self.scale))
 
     def stop(self) -> None:
+        self.facts["load_average_at_end"] = list(os.getloadavg())
         for name, candidate in self.candidates.items():
             try:
                 self.settings[name] = candidate.settings()  # with what the runs revealed (MM2's producer)
