@@ -81,6 +81,4 @@ def has_offsets(spark: Any, checkpoint: str) -> bool:
     entry (a file named by a batch id). A missing or empty log is a query that starts afresh,
     from its `startingOffsets`."""
     fs, path = _filesystem(spark, f"{checkpoint.rstrip('/')}/offsets")
-    if not fs.exists(path):
-        return False
-    return any(str(status.getPath().getName()).isdigit() for status in fs.listStatus(path))
+    return bool(_batch_ids(fs, path))
