@@ -92,7 +92,11 @@ final class SourceRanges {
     private static int collect(RDD<?> rdd, List<InputPartition> inputs) {
         if (rdd instanceof DataSourceRDD) {
             for (Partition partition : rdd.partitions()) {
-                inputs.addAll(CollectionConverters.asJava(((DataSourceRDDPartition) partition).inputPartitions()));
+                // one input partition per RDD partition, or none (an empty partition of a grouped scan)
+                scala.Option<InputPartition> input = ((DataSourceRDDPartition) partition).inputPartition();
+                if (input.isDefined()) {
+                    inputs.add(input.get());
+                }
             }
             return 1;
         }
