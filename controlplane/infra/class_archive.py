@@ -10,6 +10,10 @@ every class it loaded when the application stops (`-XX:ArchiveClassesAtExit`). A
 start with `-XX:SharedArchiveFile` (`jvm_options()`). A JVM that finds the archive
 unusable (another JDK, another class path, a damaged file) ignores it and starts as it would
 without: the archive only ever makes starts faster.
+
+Archives are named by Spark version: recording one replaces the older archives of the same Spark
+version only, so installations of two Spark versions sharing one cache (side by side during an
+upgrade) keep each their own.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ def archive_dir() -> Path:
 
 def archive_path(jars: Sequence[Path]) -> Path:
     """Where the archive for this JDK, this Spark and these jars lives (it may not exist yet)."""
-    return archive_dir() / f"driver-{archive_key(jars)}.jsa"
+    return archive_dir() / f"driver-{spark_jars.pyspark_version()}-{archive_key(jars)}.jsa"
 
 
 def archive_key(jars: Sequence[Path]) -> str:
@@ -96,13 +100,19 @@ def record(jars: Sequence[Path], say: Callable[[str], None] = print) -> Path | N
         return None
     finally:
         stack.down()
-    for stale in archive_dir().glob("driver-*.jsa"):
-        if stale != target:
-            stale.unlink(missing_ok=True)
+    prune(target)
     shutil.rmtree(work, ignore_errors=True)
     say(f"  class archive recorded in {time.monotonic() - started:.0f} s: {target} "
         f"({target.stat().st_size / 2 ** 20:.0f} MB)")
     return target
+
+
+def prune(kept: Path) -> None:
+    """Delete the archives of this Spark version other than `kept` (an older JDK or jar set); those
+    of other Spark versions belong to other installations sharing the cache, and stay."""
+    for stale in archive_dir().glob(f"driver-{spark_jars.pyspark_version()}-*.jsa"):
+        if stale != kept:
+            stale.unlink(missing_ok=True)
 
 
 def _load_records(bootstrap: str, topic: str, count: int) -> None:

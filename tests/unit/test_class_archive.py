@@ -36,3 +36,16 @@ def test_a_changed_jar_needs_a_new_archive(jars):
     os.utime(jars[1], ns=(1, 1))
     assert class_archive.archive_key(jars) != before
     assert class_archive.archive_key(list(reversed(jars))) != class_archive.archive_key(jars)
+
+
+def test_recording_replaces_older_archives_of_this_spark_version_only(jars, monkeypatch):
+    monkeypatch.setattr(class_archive.spark_jars, "pyspark_version", lambda: "9.1.0")
+    kept = class_archive.archive_path(jars)
+    assert kept.name.startswith("driver-9.1.0-")
+    older = class_archive.archive_dir() / "driver-9.1.0-0123456789abcdef.jsa"
+    other_spark = class_archive.archive_dir() / "driver-9.0.0-0123456789abcdef.jsa"
+    for path in (kept, older, other_spark):
+        path.write_bytes(b"archive")
+    class_archive.prune(kept)
+    assert kept.exists() and other_spark.exists(), "another Spark version's archive belongs to another installation"
+    assert not older.exists()
