@@ -8,6 +8,7 @@ checkpoint the query will use. Never pathlib: the folder may not be on this mach
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -82,3 +83,37 @@ def has_offsets(spark: Any, checkpoint: str) -> bool:
     from its `startingOffsets`."""
     fs, path = _filesystem(spark, f"{checkpoint.rstrip('/')}/offsets")
     return bool(_batch_ids(fs, path))
+
+
+def parse_offsets_entry(text: str) -> dict[tuple[str, int], int]:
+    """The Kafka source's next offsets from one entry of an `offsets` log: a version line, the
+    batch's metadata, then one JSON line per source ({"topic": {"partition": offset}})."""
+    offsets: dict[tuple[str, int], int] = {}
+    for line in text.splitlines()[2:]:
+        try:
+            source = json.loads(line)
+        except ValueError:
+            continue
+        for topic, partitions in (source.items() if isinstance(source, dict) else ()):
+            for partition, offset in (partitions.items() if isinstance(partitions, dict) else ()):
+                offsets[(topic, int(partition))] = int(offset)
+    return offsets
+
+
+def committed_offsets(spark: Any, checkpoint: str) -> dict[tuple[str, int], int]:
+    """Where a restart from this checkpoint reads next, per partition: the offsets of its latest
+    committed batch (empty when nothing was committed)."""
+    fs, root = _filesystem(spark, checkpoint)
+    path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path
+    commits = _batch_ids(fs, path(root, "commits"))
+    if not commits:
+        return {}
+    entry = path(path(root, "offsets"), str(max(commits)))
+    if not fs.exists(entry):
+        return {}
+    stream = fs.open(entry)
+    try:
+        text = spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+    finally:
+        stream.close()
+    return parse_offsets_entry(str(text))

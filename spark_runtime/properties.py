@@ -83,6 +83,9 @@ KNOWN: dict[str, Callable[[str], None]] = {
     "sync.group.offsets.interval.seconds": _seconds,
     "replication.policy.internal.topic.separator.enabled": _bool,
     "batch.max.records": _int(1),
+    # Mirrorplane's own: micro-batches or Spark's real-time mode (spark_runtime/replication_mode.py).
+    "replication.mode": _choice("auto", "micro-batch", "real-time"),
+    "replication.mode.auto.backlog.records": _int(0),
     # Mirrorplane's own: a link with no heartbeat arriving for this long is unhealthy.
     "link.unhealthy.after.seconds": _seconds,
 }

@@ -101,6 +101,8 @@ def progress(live: dict | None) -> dict | None:
         # The latest start without a usable checkpoint in this application's life: why (`cause`),
         # when (`at`), where each partition resumed and the records copied again.
         "resumed": source.get("resumed"),
+        # How the source runs its query: `setting` (replication.mode), the `mode` it runs in and why.
+        "replication_mode": source.get("replication_mode"),
     }
 
 

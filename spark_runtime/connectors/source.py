@@ -4,17 +4,16 @@ their remote topics on the target, written by our JVM writer (records never ente
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import threading
 import time
 from typing import Any
 
-from spark_runtime import checkpoint_store, resume
+from spark_runtime import checkpoint_store, real_time, replication_mode, resume, spark_query
 from spark_runtime.admin import KafkaAdmin
 from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.base import Connector
+from spark_runtime.copy_progress import CopyProgress
 from spark_runtime.lag import Positions
 from spark_runtime.offset_syncs import OffsetSyncs
 from spark_runtime.topic_sync import RemoteTopics
@@ -24,6 +23,7 @@ log = logging.getLogger(__name__)
 DEFAULT_REFRESH_TOPICS_SECONDS = 600.0  # MM2's refresh.topics.interval.seconds
 SETTLE_SECONDS = 0.5  # a resume plan reads the remote ends until they hold still this long
 DEFAULT_BATCH_MAX_RECORDS = 1_000_000
+MODE_CHECK_SECONDS = 5.0  # auto mode weighs the backlog this often
 WRITER_CLASS = "io.mirrorplane.spark.KafkaMirrorWriter"
 
 # Producer defaults: ordered, idempotent, acknowledged by all replicas (no loss, no reordering).
@@ -64,8 +64,7 @@ class SourceConnector(Connector):
         self.next_refresh = 0.0
         self._lock = threading.Lock()
         self.offset_syncs = OffsetSyncs(config, source_admin, target_admin)
-        self.metrics = {"records": 0, "bytes": 0, "batches": 0, "last_batch": None}
-        self.partitions: dict[str, dict] = {}  # "topic:partition" -> offsets
+        self.progress = CopyProgress(self.remote_topic)
         # No Spark checkpoint: each partition starts where `resume_plan` says (its latest offset
         # sync when the target already holds records of it, else its beginning).
         self.fresh = False
@@ -74,10 +73,16 @@ class SourceConnector(Connector):
         # (kept across later restarts from a good checkpoint: the duplicates it caused stay told).
         self.last_resume: dict | None = None
         self.cores: int | None = None  # tasks the application runs at once, known once Spark is up
+        self.mode_setting = replication_mode.AUTO
+        self.mode: replication_mode.ModeDecision | None = None  # the running query's
+        self.next_mode_check = 0.0
+        self.mode_since: float | None = None  # when the running query's mode began
+        self.mode_switches = 0  # auto mode's changes of mode in this application's life
 
     # -- lifecycle hooks ----------------------------------------------------------------
 
     def _start(self) -> None:
+        self.mode_setting = replication_mode.parse_setting(self.settings.get("replication.mode", replication_mode.AUTO))
         self.topics = self._replicable(self._discover())
         self.offset_syncs.start()
         # Spark's session is only waited for now: the Kafka preparation above overlaps its start.
@@ -91,6 +96,7 @@ class SourceConnector(Connector):
         plan = self._plan_resume() if fresh and self.topics else None
         if fresh:
             self.offset_syncs.reset()  # as MM2 after a task start: the next record of each partition is synced
+            real_time.reset(self.spark)
         with self._lock:  # the lag sampler sees both or neither
             self.fresh, self.resume_plan = fresh, plan
             self._remember_resume(plan, verdict.reason)
@@ -104,7 +110,11 @@ class SourceConnector(Connector):
         if self.query is not None and not self.query.isActive:
             error = self.query.exception()
             self.query = None
-            raise RuntimeError(_describe_query_error(error) if error else "the replication query stopped")
+            raise RuntimeError(spark_query.describe_error(error) if error else "the replication query stopped")
+        if self.mode is not None and self.mode.mode == replication_mode.REAL_TIME:
+            self.progress.absorb_real_time(real_time.progress(self.spark))
+        if self.query is not None and time.monotonic() >= self.next_mode_check:
+            self._reconsider_mode()
         if time.monotonic() >= self.next_refresh:
             discovered = self._replicable(self._discover())
             if set(discovered) != set(self.topics):
@@ -151,7 +161,7 @@ class SourceConnector(Connector):
 
     # -- the streaming query ------------------------------------------------------------
 
-    def _start_query(self) -> None:
+    def _start_query(self, mode: replication_mode.ModeDecision | None = None) -> None:
         if not self.topics:
             log.info("no source topic matches %r yet", self.config.topics)
             return
@@ -163,31 +173,48 @@ class SourceConnector(Connector):
                     self.resume_plan = plan
                     self._remember_resume(plan, (self.last_resume or {}).get("cause", "no checkpoint"))
             starting = self.resume_plan.starting_offsets(self._partitions())
+        self.cores = self.spark.sparkContext.defaultParallelism
+        mode = mode or self._decide_mode(self._backlog(self._start_positions()))
         reader = (
             self.spark.readStream.format("kafka")
             .option("subscribe", ",".join(sorted(self.topics)))
             .option("startingOffsets", starting)
             .option("includeHeaders", "true")
             .option("failOnDataLoss", "false")
-            .option("maxOffsetsPerTrigger", self.settings.get_int("batch.max.records", DEFAULT_BATCH_MAX_RECORDS))
         )
+        if mode.mode == replication_mode.MICRO_BATCH:  # real-time mode reads as records come, unbounded
+            reader = reader.option("maxOffsetsPerTrigger",
+                                   self.settings.get_int("batch.max.records", DEFAULT_BATCH_MAX_RECORDS))
         for key, value in self.consumer_options().items():
             reader = reader.option(key, value)
         jvm = self.spark.sparkContext._jvm
-        self.cores = self.spark.sparkContext.defaultParallelism
-        producer = _java_map(jvm, self.producer_config())
-        remote = _java_map(jvm, {topic: self.remote_topic(topic) for topic in self.topics})
+        producer = spark_query.java_map(jvm, self.producer_config())
+        remote = spark_query.java_map(jvm, {topic: self.remote_topic(topic) for topic in self.topics})
         writer = jvm.io.mirrorplane.spark.KafkaMirrorWriter
         max_lag = self.offset_syncs.max_offset_lag
+        if self.mode is None or mode.mode != self.mode.mode:
+            self.mode_since = round(time.time(), 3)
+        self.mode = mode
+        self.next_mode_check = time.monotonic() + MODE_CHECK_SECONDS
+        if mode.mode == replication_mode.REAL_TIME:
+            syncs = self.offset_syncs
+            self.query = real_time.start(
+                self.spark, reader.load(), f"{self.config.name}-source", self.config.checkpoint_dir("source"),
+                producer, remote, max_lag, syncs.topic if syncs.enabled else None,
+                spark_query.java_map(jvm, syncs.connection.java_properties()), int(syncs.flush_interval * 1000))
+            log.info("replicating %d topics (%d partitions) in real-time mode: %s", len(self.topics),
+                     sum(self.topics.values()), mode.reason)
+            return
 
         def write_batch(batch: Any, batch_id: int) -> None:
             started = time.monotonic()
             self._grow_remote_partitions()
             self.cores = self.spark.sparkContext.defaultParallelism  # executors may join or leave
             lines = list(writer.write(batch._jdf, producer, remote, self.task_slots(), max_lag,
-                                      _java_map(jvm, self.offset_syncs.state)))
+                                      spark_query.java_map(jvm, self.offset_syncs.state)))
             self.offset_syncs.absorb(lines)
-            self._record(batch_id, [line for line in lines if line.startswith("P\t")], time.monotonic() - started)
+            self.progress.record_batch(batch_id, [line for line in lines if line.startswith("P\t")],
+                                       time.monotonic() - started)
 
         self.query = (
             reader.load().writeStream.queryName(f"{self.config.name}-source")
@@ -195,7 +222,51 @@ class SourceConnector(Connector):
             .option("checkpointLocation", self.config.checkpoint_dir("source"))
             .start()
         )
-        log.info("replicating %d topics (%d partitions)", len(self.topics), sum(self.topics.values()))
+        log.info("replicating %d topics (%d partitions) in micro-batches: %s", len(self.topics),
+                 sum(self.topics.values()), mode.reason)
+
+    # -- the replication mode -------------------------------------------------------------
+
+    def _decide_mode(self, backlog: int | None) -> replication_mode.ModeDecision:
+        limit = self.settings.get_int("replication.mode.auto.backlog.records", replication_mode.DEFAULT_BACKLOG_RECORDS)
+        return replication_mode.decide(self.mode_setting, sum(self.topics.values()), self.cores or 1, backlog, limit,
+                                       self.mode.mode if self.mode is not None and self.query is not None else None)
+
+    def _start_positions(self) -> dict[tuple[str, int], int]:
+        """Where the query about to start reads next, per partition, as far as known: what it
+        copied in this application's life, else its resume plan, else its checkpoint."""
+        known = self.progress.next_offsets()
+        if self.fresh and self.resume_plan is not None:
+            known = self.resume_plan.next_offsets() | known
+        if known:
+            return known
+        return checkpoint_store.committed_offsets(self.spark, self.config.checkpoint_dir("source"))
+
+    def _backlog(self, positions: dict[tuple[str, int], int]) -> int | None:
+        """Records waiting on the source after `positions` (None: no partition's position is known).
+        Without a checkpoint, a partition with no position starts at its beginning."""
+        unknown = [tp for tp in self._partitions() if tp not in positions]
+        if unknown and self.fresh:
+            positions = positions | self.source_admin.end_offsets(unknown, earliest=True)
+        known = [tp for tp in self._partitions() if tp in positions]
+        if not known:
+            return None
+        ends = self.source_admin.end_offsets(known)
+        return sum(max(0, ends.get(tp, 0) - positions[tp]) for tp in known)
+
+    def _reconsider_mode(self) -> None:
+        """Auto mode: restart the query in the other mode when the backlog calls for it (the
+        checkpoint is shared, so the new query goes on exactly where the old one stopped)."""
+        self.next_mode_check = time.monotonic() + MODE_CHECK_SECONDS
+        if self.mode_setting != replication_mode.AUTO or self.mode is None:
+            return
+        positions = self.positions()
+        decision = self._decide_mode(self._backlog(positions.next_offsets) if positions else None)
+        if decision.mode != self.mode.mode:
+            log.info("switching from %s to %s: %s", self.mode.mode, decision.mode, decision.reason)
+            self.mode_switches += 1
+            self._stop_query()
+            self._start_query(decision)
 
     def _partitions(self) -> list[tuple[str, int]]:
         return [(topic, p) for topic, count in sorted(self.topics.items()) for p in range(count)]
@@ -269,23 +340,6 @@ class SourceConnector(Connector):
             if not self.spark.sparkContext._jvm.io.mirrorplane.spark.KafkaMirrorWriter.quiesce(30_000):
                 log.warning("tasks of the stopped query were still copying after 30 s")
 
-    def _record(self, batch_id: int, summaries: list[str], seconds: float) -> None:
-        records = bytes_ = 0
-        with self._lock:
-            for line in summaries:
-                _, topic, partition, _first, last, downstream, count, size = line.split("\t")
-                records += int(count)
-                bytes_ += int(size)
-                self.partitions[f"{topic}:{partition}"] = {
-                    "topic": topic, "partition": int(partition), "remote_topic": self.remote_topic(topic),
-                    "last_upstream_offset": int(last), "last_downstream_offset": int(downstream),
-                }
-            self.metrics["records"] += records
-            self.metrics["bytes"] += bytes_
-            self.metrics["batches"] += 1
-            self.metrics["last_batch"] = {"id": batch_id, "records": records, "bytes": bytes_,
-                                          "seconds": round(seconds, 3), "at": time.time()}
-
     # -- positions, for the lag sampler ---------------------------------------------------
 
     def positions(self) -> Positions | None:
@@ -300,12 +354,11 @@ class SourceConnector(Connector):
             topics = dict(self.topics)
             fresh = self.fresh
             known = dict(self.resume_plan.next_offsets()) if self.resume_plan is not None else {}
-            for p in self.partitions.values():
-                tp = (p["topic"], p["partition"])
-                known[tp] = max(known.get(tp, 0), p["last_upstream_offset"] + 1)
+        for tp, offset in self.progress.next_offsets().items():
+            known[tp] = max(known.get(tp, 0), offset)
         if not topics:
             return None
-        for tp, offset in _progress_end_offsets(self.query).items():
+        for tp, offset in spark_query.progress_end_offsets(self.query).items():
             known[tp] = max(known.get(tp, offset), offset)
         partitions = [(topic, p) for topic, count in sorted(topics.items()) for p in range(count)]
         return Positions(known, partitions, {t: self.remote_topic(t) for t in topics}, fresh)
@@ -325,62 +378,16 @@ class SourceConnector(Connector):
         return [{"id": i, "state": self.state} for i in range(min(self.task_slots(), partitions))]
 
     def status(self) -> dict:
+        metrics, partitions = self.progress.report()
         with self._lock:
             return super().status() | {
                 "topics": sorted(self.topics),
                 "held_back": dict(self.held_back),
                 "acl_sync": self.remote_topics.acl_sync_note,
-                "metrics": dict(self.metrics) | {"offset_syncs": self.offset_syncs.emitted},
-                "partitions": sorted(self.partitions.values(), key=lambda p: (p["topic"], p["partition"])),
+                "metrics": metrics | {"offset_syncs": self.offset_syncs.emitted},
+                "partitions": partitions,
                 "resumed": self.last_resume,
+                "replication_mode": {"setting": self.mode_setting, "mode": self.mode.mode if self.mode else None,
+                                     "reason": self.mode.reason if self.mode else None,
+                                     "since": self.mode_since, "switches": self.mode_switches},
             }
-
-
-def _progress_end_offsets(query: Any) -> dict[tuple[str, int], int]:
-    """Next offsets per partition from the query's last progress (Kafka source `endOffset`)."""
-    try:
-        progress = query.lastProgress if query is not None else None
-    except Exception:  # noqa: BLE001 - the query may be stopping; progress is a best-effort hint
-        return {}
-    offsets: dict[tuple[str, int], int] = {}
-    for source in (progress or {}).get("sources", []) if isinstance(progress, dict) else []:
-        end = source.get("endOffset")
-        if isinstance(end, str):
-            try:
-                end = json.loads(end)
-            except ValueError:
-                continue
-        for topic, partitions in (end or {}).items() if isinstance(end, dict) else []:
-            for partition, offset in partitions.items():
-                offsets[(topic, int(partition))] = int(offset)
-    return offsets
-
-
-def _java_map(jvm: Any, values: dict[str, str]) -> Any:
-    result = jvm.java.util.HashMap()
-    for key, value in values.items():
-        result.put(key, value)
-    return result
-
-
-_CAUSE = re.compile(r"(?:Exception|Error)\b[^:]*: ")
-_OUR_CAUSE = "producing to the target cluster failed:"
-
-
-def _describe_query_error(error: Any) -> str:
-    """The root cause of a StreamingQueryException in a line or two, without stack frames.
-
-    Spark wraps the cause several times (query, foreachBatch, Py4J, task); the deepest messages
-    are the broker's or client's own words, which is what an operator needs to see.
-    """
-    text = str(getattr(error, "desc", None) or error)
-    causes: list[str] = []
-    for line in text.splitlines():
-        line = line.strip().removeprefix("Caused by: ").removeprefix(": ")
-        if line.startswith(("at ", "File ", "...")) or not _CAUSE.search(line):
-            continue
-        if _OUR_CAUSE in line:
-            return line[line.index(_OUR_CAUSE):][:1000]
-        if line not in causes:
-            causes.append(line)
-    return "\n".join(causes[-2:])[:2000] if causes else text.splitlines()[0][:1000]

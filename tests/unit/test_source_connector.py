@@ -125,7 +125,7 @@ def test_a_new_mirror_does_not_read_the_offset_syncs():
 def test_progress_moves_positions_past_the_resume_offset():
     source = resuming({("east.orders", 0): 1_000}, {("orders", 0): 5_000}, [("orders", 0, 949, 949)])
     source.resume_plan, source.fresh = source._plan_resume(), True
-    source._record(0, ["P\torders\t0\t950\t1999\t2049\t1050\t0"], 0.1)
+    source.progress.record_batch(0, ["P\torders\t0\t950\t1999\t2049\t1050\t0"], 0.1)
     assert source.positions().next_offsets == {("orders", 0): 2_000}
 
 

@@ -98,7 +98,11 @@ public final class KafkaMirrorWriter {
         }
     }
 
-    private static void copyEnded() {
+    static void copyStarted() {
+        COPIES.incrementAndGet();
+    }
+
+    static void copyEnded() {
         if (COPIES.decrementAndGet() == 0) {
             synchronized (COPIES) {
                 COPIES.notifyAll();
@@ -204,7 +208,7 @@ public final class KafkaMirrorWriter {
 
     // -- producers ------------------------------------------------------------------------------
 
-    private static KafkaProducer<byte[], byte[]> producer(Map<String, String> config) {
+    static KafkaProducer<byte[], byte[]> producer(Map<String, String> config) {
         return PRODUCERS.computeIfAbsent(config, KafkaMirrorWriter::newProducer);
     }
 

@@ -2,6 +2,7 @@ package io.mirrorplane.spark;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiConsumer;
 
 /**
  * What one task wrote for one source partition, and MirrorMaker 2's offset-sync rule
@@ -18,11 +19,18 @@ final class PartitionProgress {
     private long previousDownstream = -1;
     private long lastSyncDownstream = -1;
     private final List<long[]> syncs = new ArrayList<>();
+    /** Null: syncs are collected for {@link #syncs()}; else each is handed over as it is made. */
+    private final BiConsumer<Long, Long> emitter;
 
     /** {@code state} is the previous batch's {@link #state()} for this partition, or null. */
     PartitionProgress(long firstUpstream, long maxOffsetLag, String state) {
+        this(firstUpstream, maxOffsetLag, state, null);
+    }
+
+    PartitionProgress(long firstUpstream, long maxOffsetLag, String state, BiConsumer<Long, Long> emitter) {
         this.firstUpstream = firstUpstream;
         this.maxOffsetLag = maxOffsetLag;
+        this.emitter = emitter;
         if (state != null) {
             String[] parts = state.split("\t");
             previousUpstream = Long.parseLong(parts[0]);
@@ -38,11 +46,35 @@ final class PartitionProgress {
         boolean skippedUpstreamRecord = upstream - previousUpstream != 1;
         boolean truncatedDownstream = downstream < previousDownstream;
         if (noPreviousSync || translationTooStale || skippedUpstreamRecord || truncatedDownstream) {
-            lastSyncDownstream = downstream;
-            syncs.add(new long[] {upstream, downstream});
+            sync(upstream, downstream);
         }
         previousUpstream = upstream;
         previousDownstream = downstream;
+    }
+
+    /**
+     * MM2's commit-time promotion: the latest acknowledged position is synced when it was not yet,
+     * so that a consumer that has caught up translates exactly; whether it was.
+     */
+    synchronized boolean promote() {
+        if (previousUpstream < 0 || previousDownstream == lastSyncDownstream) {
+            return false;
+        }
+        sync(previousUpstream, previousDownstream);
+        return true;
+    }
+
+    private void sync(long upstream, long downstream) {
+        lastSyncDownstream = downstream;
+        if (emitter != null) {
+            emitter.accept(upstream, downstream); // under this object's lock: syncs leave in order
+        } else {
+            syncs.add(new long[] {upstream, downstream});
+        }
+    }
+
+    synchronized long lastUpstream() {
+        return previousUpstream;
     }
 
     synchronized long lastDownstream() {

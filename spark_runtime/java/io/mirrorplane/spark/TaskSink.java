@@ -6,6 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
 
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -23,15 +25,33 @@ final class TaskSink {
     private final Map<String, String> syncState;
     private final AtomicReference<Exception> failure = new AtomicReference<>();
     private final Map<String, PartitionProgress> progress = new LinkedHashMap<>();
+    /** Per "topic\tpartition": where its syncs go as they are made (real-time mode), or null. */
+    private final Function<String, BiConsumer<Long, Long>> emitters;
     private String lastTopic;
     private String lastRemote;
 
     TaskSink(KafkaProducer<byte[], byte[]> producer, Map<String, String> remoteTopics, long maxOffsetLag,
              Map<String, String> syncState) {
+        this(producer, remoteTopics, maxOffsetLag, syncState, null);
+    }
+
+    TaskSink(KafkaProducer<byte[], byte[]> producer, Map<String, String> remoteTopics, long maxOffsetLag,
+             Map<String, String> syncState, Function<String, BiConsumer<Long, Long>> emitters) {
         this.producer = producer;
         this.remoteTopics = remoteTopics;
         this.maxOffsetLag = maxOffsetLag;
         this.syncState = syncState;
+        this.emitters = emitters;
+    }
+
+    /** The first failed send's error, or null. */
+    Exception failure() {
+        return failure.get();
+    }
+
+    /** This task's partitions so far, by "topic\tpartition". */
+    Map<String, PartitionProgress> progress() {
+        return progress;
     }
 
     boolean failed() {
@@ -48,7 +68,8 @@ final class TaskSink {
             }
         }
         PartitionProgress p = progress.computeIfAbsent(topic + "\t" + partition,
-            k -> new PartitionProgress(offset, maxOffsetLag, syncState.get(k)));
+            k -> new PartitionProgress(offset, maxOffsetLag, syncState.get(k),
+                emitters == null ? null : emitters.apply(k)));
         p.records++;
         p.bytes += (key == null ? 0 : key.length) + (value == null ? 0 : value.length);
         p.lastUpstream = offset;

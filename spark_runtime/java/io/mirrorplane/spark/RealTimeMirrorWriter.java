@@ -1,0 +1,277 @@
+package io.mirrorplane.spark;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.sql.Timestamp;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
+
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.spark.sql.ForeachWriter;
+import org.apache.spark.sql.Row;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Real-time mode's sink: Spark's long-running tasks hand each record to this writer as they read
+ * it, and it is sent at once, keeping its partition, key, value, headers and timestamp. Records
+ * never leave the JVM.
+ *
+ * <p>A task covers one source partition for one epoch (the trigger's duration). Its offset syncs
+ * follow MM2's per-record rule and are written by the task itself as records are acknowledged, as
+ * MirrorSourceTask does; at the end of each epoch (the trigger's duration, {@code
+ * offset.flush.interval.ms}) the latest acknowledged position of each partition is synced too, as
+ * MM2 does when it commits. An epoch is only committed once its task has closed, and closing waits
+ * for every acknowledgement: a task whose send failed fails, and the query restarts from the last
+ * committed epoch (at least once).
+ *
+ * <p>What this JVM's tasks copied is kept per partition for the driver ({@link #progress()}): in
+ * {@code local[N]} the tasks run in the driver's JVM, so the driver knows every position as it
+ * moves rather than once per epoch.
+ */
+public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
+
+    private static final long serialVersionUID = 1L;
+    /** Sync rule state per "topic\tpartition", carried from one epoch's task to the next. */
+    private static final Map<String, String> STATES = new ConcurrentHashMap<>();
+    /** The partitions of the epochs running in this JVM, by "topic\tpartition". */
+    private static final Map<String, PartitionProgress> OPEN = new ConcurrentHashMap<>();
+    /** Per "topic\tpartition" after this JVM's finished epochs: last upstream, last downstream, records, bytes. */
+    private static final Map<String, long[]> DONE = new ConcurrentHashMap<>();
+    private static final Map<Map<String, String>, KafkaProducer<byte[], byte[]>> SYNC_PRODUCERS =
+        new ConcurrentHashMap<>();
+    private static final LinkedBlockingQueue<Runnable> SYNC_QUEUE = new CountingQueue();
+    private static final AtomicLong QUEUED = new AtomicLong();
+    private static final AtomicLong SENT = new AtomicLong();
+    private static final Logger LOG = LoggerFactory.getLogger(RealTimeMirrorWriter.class);
+
+    static {
+        Thread sender = new Thread(RealTimeMirrorWriter::sendSyncs, "mirrorplane-offset-syncs");
+        sender.setDaemon(true);
+        sender.start();
+    }
+
+    /** A queue that counts what was added, so that a task can wait for its own syncs to leave. */
+    private static final class CountingQueue extends LinkedBlockingQueue<Runnable> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public boolean add(Runnable send) {
+            synchronized (this) {
+                QUEUED.incrementAndGet();
+                return super.add(send);
+            }
+        }
+    }
+
+    private final HashMap<String, String> producerConfig;
+    private final HashMap<String, String> remoteTopics;
+    private final long maxOffsetLag;
+    private final String syncTopic;
+    private final HashMap<String, String> syncProducerConfig;
+
+    private transient TaskSink sink;
+    private transient int known;
+    private transient AtomicReference<Exception> syncFailure;
+    private transient KafkaMirrorWriter.Columns columns;
+
+    /**
+     * {@code syncTopic} null: offset syncs are off. {@code syncProducerConfig}: the connection of
+     * the cluster holding the offset-syncs topic.
+     */
+    public RealTimeMirrorWriter(Map<String, String> producerConfig, Map<String, String> remoteTopics,
+                                long maxOffsetLag, String syncTopic, Map<String, String> syncProducerConfig) {
+        this.producerConfig = new HashMap<>(producerConfig);
+        this.remoteTopics = new HashMap<>(remoteTopics);
+        this.maxOffsetLag = maxOffsetLag;
+        this.syncTopic = syncTopic;
+        this.syncProducerConfig = new HashMap<>(syncProducerConfig);
+    }
+
+    @Override
+    public boolean open(long partitionId, long epochId) {
+        syncFailure = new AtomicReference<>();
+        KafkaProducer<byte[], byte[]> syncs = syncTopic == null ? null : syncProducer(syncProducerConfig);
+        sink = new TaskSink(KafkaMirrorWriter.producer(producerConfig), remoteTopics, maxOffsetLag, STATES,
+            syncs == null ? null : key -> emitter(syncs, key));
+        known = 0;
+        KafkaMirrorWriter.copyStarted();
+        return true;
+    }
+
+    @Override
+    public void process(Row row) {
+        if (columns == null) {
+            columns = new KafkaMirrorWriter.Columns(row.schema());
+        }
+        Exception failed = sink.failure() != null ? sink.failure() : syncFailure.get();
+        if (failed != null) {
+            throw new IllegalStateException("producing to the target cluster failed: " + failed, failed);
+        }
+        Timestamp timestamp = row.isNullAt(columns.timestamp) ? null : row.getTimestamp(columns.timestamp);
+        sink.send(row.getString(columns.topic), row.getInt(columns.partition), row.getLong(columns.offset),
+            timestamp == null ? null : timestamp.getTime(),
+            row.isNullAt(columns.key) ? null : (byte[]) row.get(columns.key),
+            row.isNullAt(columns.value) ? null : (byte[]) row.get(columns.value),
+            headers(row, columns.headers));
+        if (sink.progress().size() != known) {
+            OPEN.putAll(sink.progress());
+            known = sink.progress().size();
+        }
+    }
+
+    @Override
+    public void close(Throwable error) {
+        try {
+            if (error != null) {
+                sink.settle();
+                return;
+            }
+            sink.finish(); // every acknowledgement, or the first send's failure
+            if (syncTopic != null) {
+                sink.progress().values().forEach(PartitionProgress::promote);
+                awaitQueuedSyncs();
+                syncProducer(syncProducerConfig).flush();
+                if (syncFailure.get() != null) {
+                    throw new IllegalStateException("writing offset syncs to " + syncTopic + " failed: "
+                        + syncFailure.get(), syncFailure.get());
+                }
+            }
+        } finally {
+            sink.progress().forEach((key, p) -> {
+                STATES.put(key, p.state());
+                DONE.merge(key, new long[] {p.lastUpstream(), p.lastDownstream(), p.records, p.bytes},
+                    (a, b) -> new long[] {b[0], b[1], a[2] + b[2], a[3] + b[3]});
+                OPEN.remove(key, p);
+            });
+            KafkaMirrorWriter.copyEnded();
+        }
+    }
+
+    private BiConsumer<Long, Long> emitter(KafkaProducer<byte[], byte[]> syncs, String key) {
+        String[] tp = key.split("\t");
+        byte[] syncKey = syncKey(tp[0], Integer.parseInt(tp[1]));
+        AtomicReference<Exception> failure = syncFailure;
+        // Called from the record producer's callback: the sync is queued, never sent (a send can block).
+        return (upstream, downstream) -> SYNC_QUEUE.add(() -> syncs.send(
+            new ProducerRecord<>(syncTopic, 0, syncKey, ByteBuffer.allocate(16).putLong(upstream).putLong(downstream)
+                .array()),
+            (metadata, e) -> {
+                if (e != null) {
+                    failure.compareAndSet(null, e);
+                }
+            }));
+    }
+
+    /** Sends the queued offset syncs in order, on a thread of its own. */
+    private static void sendSyncs() {
+        while (true) {
+            try {
+                Runnable send = SYNC_QUEUE.take();
+                try {
+                    send.run();
+                } finally {
+                    synchronized (SYNC_QUEUE) {
+                        SENT.incrementAndGet();
+                        SYNC_QUEUE.notifyAll();
+                    }
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException e) {
+                // the send's own callback carries a delivery failure; this is a refused send
+                LOG.warn("an offset sync could not be sent", e);
+            }
+        }
+    }
+
+    /** Waits until the syncs queued so far are handed to their producer (at most 60 s). */
+    private static void awaitQueuedSyncs() {
+        long target;
+        synchronized (SYNC_QUEUE) {
+            target = QUEUED.get();
+        }
+        long deadline = System.currentTimeMillis() + 60_000;
+        synchronized (SYNC_QUEUE) {
+            while (SENT.get() < target && System.currentTimeMillis() < deadline) {
+                try {
+                    SYNC_QUEUE.wait(100);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    /** MM2's offset-sync key: the topic as a length-prefixed UTF-8 string, then the partition. */
+    static byte[] syncKey(String topic, int partition) {
+        byte[] name = topic.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(2 + name.length + 4).putShort((short) name.length).put(name).putInt(partition)
+            .array();
+    }
+
+    private static List<Header> headers(Row row, int column) {
+        if (column < 0 || row.isNullAt(column)) {
+            return null;
+        }
+        List<Row> source = row.getList(column);
+        List<Header> headers = new ArrayList<>(source.size());
+        for (Row header : source) {
+            headers.add(new RecordHeader(header.getString(0), header.isNullAt(1) ? null : (byte[]) header.get(1)));
+        }
+        return headers;
+    }
+
+    private static KafkaProducer<byte[], byte[]> syncProducer(Map<String, String> config) {
+        return SYNC_PRODUCERS.computeIfAbsent(config, c -> {
+            Map<String, Object> props = new HashMap<>(c);
+            props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+            props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+            props.putIfAbsent(ProducerConfig.ACKS_CONFIG, "all");
+            props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "5");
+            KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props);
+            Runtime.getRuntime().addShutdownHook(new Thread(producer::close));
+            return producer;
+        });
+    }
+
+    /**
+     * Per partition copied by this JVM: "P", topic, partition, last acknowledged upstream offset,
+     * its downstream offset, records sent, bytes sent (the two counts since the JVM started).
+     */
+    public static List<String> progress() {
+        Map<String, long[]> partitions = new HashMap<>();
+        DONE.forEach((key, done) -> partitions.put(key, done.clone()));
+        OPEN.forEach((key, p) -> {
+            long[] done = partitions.getOrDefault(key, new long[] {-1, -1, 0, 0});
+            if (p.lastUpstream() >= 0) {
+                done[0] = p.lastUpstream();
+                done[1] = p.lastDownstream();
+            }
+            partitions.put(key, new long[] {done[0], done[1], done[2] + p.records, done[3] + p.bytes});
+        });
+        List<String> lines = new ArrayList<>();
+        partitions.forEach((key, p) -> lines.add("P\t" + key + "\t" + p[0] + "\t" + p[1] + "\t" + p[2] + "\t" + p[3]));
+        return lines;
+    }
+
+    /** Forgets every partition's state: the next record of each is synced (a start without checkpoint). */
+    public static void reset() {
+        STATES.clear();
+        OPEN.clear();
+        DONE.clear();
+    }
+}

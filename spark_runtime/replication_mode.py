@@ -1,0 +1,67 @@
+"""How the source connector runs its query: micro-batches or Spark's real-time mode.
+
+Real-time mode (Spark 4.1+) keeps one long-running task per source partition that sends each
+record as it arrives: the lowest latency, at the price of a task slot per partition for as long as
+the query runs. Micro-batches plan, read and write ranges of offsets: the better choice for a large
+backlog, and the only one when there are more partitions than task slots.
+
+`replication.mode` on the source connector: `auto` (the default) chooses by the rules in
+`decide`; `micro-batch` and `real-time` force one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+AUTO, MICRO_BATCH, REAL_TIME = "auto", "micro-batch", "real-time"
+SETTINGS = (AUTO, MICRO_BATCH, REAL_TIME)
+DEFAULT_BACKLOG_RECORDS = 50_000  # replication.mode.auto.backlog.records
+# A running real-time query falls back to micro-batches only when its backlog is this many times the
+# limit, so that a burst it absorbs does not flip the mode back and forth.
+FALL_BACK_FACTOR = 4
+
+
+@dataclass(frozen=True)
+class ModeDecision:
+    mode: str
+    reason: str
+
+
+class ModeError(ValueError):
+    """A forced mode this application cannot run (shown as the connector's failure)."""
+
+
+def parse_setting(value: str | None) -> str:
+    setting = (value or AUTO).strip().lower()
+    if setting not in SETTINGS:
+        raise ModeError(f"replication.mode must be one of {', '.join(SETTINGS)}, not {value!r}")
+    return setting
+
+
+def decide(setting: str, partitions: int, slots: int, backlog: int | None, limit: int,
+           current: str | None = None) -> ModeDecision:
+    """The mode for a query over `partitions` source partitions with `slots` task slots.
+
+    `backlog`: records waiting on the source (None: unknown); `current`: the mode of the running
+    query, if any, so that auto mode keeps it unless the backlog says otherwise. Raises ModeError
+    when `real-time` is forced without a slot per partition.
+    """
+    if setting == MICRO_BATCH:
+        return ModeDecision(MICRO_BATCH, "replication.mode is micro-batch")
+    too_few = partitions > slots
+    if setting == REAL_TIME:
+        if too_few:
+            raise ModeError(f"replication.mode is real-time, which needs a task slot per source partition: "
+                            f"{partitions} partitions, {slots} task slots (raise N in local[N] or the executors' "
+                            f"cores, or set replication.mode to auto or micro-batch)")
+        return ModeDecision(REAL_TIME, "replication.mode is real-time")
+    if too_few:
+        return ModeDecision(MICRO_BATCH, f"{partitions} partitions, more than the {slots} task slots real-time "
+                                         f"mode needs one each of")
+    if backlog is None:
+        return ModeDecision(current or MICRO_BATCH, "backlog not known yet")
+    if current == REAL_TIME and backlog <= limit * FALL_BACK_FACTOR:
+        return ModeDecision(REAL_TIME, f"backlog {backlog:,} records, within {limit * FALL_BACK_FACTOR:,}")
+    if backlog > limit:
+        return ModeDecision(MICRO_BATCH, f"backlog {backlog:,} records, above {limit:,}: copied in micro-batches")
+    return ModeDecision(REAL_TIME, f"backlog {backlog:,} records, within {limit:,}: each record sent as it arrives")

@@ -1,0 +1,189 @@
+"""Spark's real-time mode on real brokers: records sent as they arrive, offset syncs, kill -9, auto mode."""
+
+from __future__ import annotations
+
+import os
+import signal
+import statistics
+import threading
+import time
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from spark_runtime.formats import OffsetSync
+from tests.integration import kafka_tools
+from tests.integration.kafka_tools import Record
+from tests.integration.test_mirror_end_to_end import create_clusters, wait_for_status
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PARTITIONS = 2
+SLOTS = {"master": "local[4]"}  # a slot per partition: the topic's two and the heartbeats topic's one
+
+
+def mode_of(status: dict) -> str | None:
+    return ((status.get("progress") or {}).get("replication_mode") or {}).get("mode")
+
+
+def create_mirror(api, name: str, topic: str, config: dict[str, str], spark: dict | None = None) -> None:
+    response = api.post("/api/v1/mirrors/", {
+        "name": name, "source": "east", "target": "west", "topics": topic,
+        "connectors": {"source": {"tasks_max": 4, "config": config}}, "spark": spark or SLOTS,
+    }, format="json")
+    assert response.status_code == 201, response.content
+
+
+class Paced(threading.Thread):
+    """Numbered records with headers into every partition, `rate` per second in all, until stopped;
+    each record's timestamp is the moment it is handed to the producer."""
+
+    def __init__(self, bootstrap: str, topic: str, rate: int) -> None:
+        super().__init__(daemon=True)
+        self.bootstrap, self.topic, self.rate = bootstrap, topic, rate
+        self.sent: dict[int, list[Record]] = {p: [] for p in range(PARTITIONS)}
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        from confluent_kafka import Producer
+
+        producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 0, "acks": "all"})
+        interval, n, started = 1 / self.rate, 0, time.monotonic()
+        while not self.halt.is_set():
+            partition = n % PARTITIONS
+            record = Record(f"k{n}".encode(), f"v{n}".encode(), (("seq", str(n).encode()),), int(time.time() * 1000))
+            producer.produce(self.topic, key=record.key, value=record.value, headers=list(record.headers),
+                             partition=partition, timestamp=record.timestamp)
+            self.sent[partition].append(record)
+            producer.poll(0)
+            n += 1
+            time.sleep(max(0.0, started + n * interval - time.monotonic()))
+        assert producer.flush(30) == 0
+
+    def stop(self) -> dict[int, list[Record]]:
+        self.halt.set()
+        self.join(60)
+        return self.sent
+
+
+def arrival_latencies(bootstrap: str, topic: str, seconds: float) -> list[float]:
+    """Milliseconds from each record's timestamp to its arrival on `topic`, read from the end on."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"latency-{time.time()}",
+                         "enable.auto.commit": False, "fetch.wait.max.ms": 5, "fetch.min.bytes": 1})
+    ends = kafka_tools.end_offsets(bootstrap, topic)
+    consumer.assign([TopicPartition(topic, p, offset) for p, offset in ends.items()])
+    latencies: list[float] = []
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.1)
+            if message is not None and message.error() is None:
+                latencies.append(time.time() * 1000 - message.timestamp()[1])
+    finally:
+        consumer.close()
+    return latencies
+
+
+def offset_syncs_for(bootstrap: str, topic: str) -> list[OffsetSync]:
+    syncs = [OffsetSync.decode(record.key, record.value)
+             for records in kafka_tools.read_topic(bootstrap, "mm2-offset-syncs.west.internal").values()
+             for _, record in records]
+    return [sync for sync in syncs if sync.topic == topic]
+
+
+def test_real_time_mode_sends_each_record_as_it_arrives(api, devstack, control_plane, unique, figures):
+    east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
+    topic, name = f"live-{unique}", f"rt-{unique}"
+    kafka_tools.create_topic(east, topic, PARTITIONS)
+    create_clusters(api, devstack)
+    create_mirror(api, name, topic, {"replication.mode": "real-time"})
+    status = wait_for_status(api, name, lambda s: mode_of(s) == "real-time"
+                             and s["connectors"]["source"]["state"] == "RUNNING", 120)
+    assert status["progress"]["replication_mode"]["setting"] == "real-time"
+    kafka_tools.wait_for_topic(west, f"east.{topic}", 60)
+
+    traffic = Paced(east, topic, 200)
+    traffic.start()
+    time.sleep(3)  # the first records warm the path
+    latencies = sorted(arrival_latencies(west, f"east.{topic}", 15))
+    sent = traffic.stop()
+    total = sum(len(records) for records in sent.values())
+    received = kafka_tools.consume_all(west, f"east.{topic}", total, timeout=60)
+    for partition in range(PARTITIONS):
+        assert received.get(partition) == sent[partition], f"partition {partition} differs"
+
+    p50, p99 = statistics.median(latencies), latencies[int(len(latencies) * 0.99)]
+    syncs = offset_syncs_for(east, topic)
+    assert {sync.partition for sync in syncs} == set(range(PARTITIONS))
+    assert all(sync.downstream_offset == sync.upstream_offset for sync in syncs), "one record each, in order"
+    status = wait_for_status(api, name, lambda s: sum(p["last_upstream_offset"] + 1 for p in s["progress"]["partitions"]
+                                                     if p["topic"] == topic) == total, 30)
+    assert status["progress"]["records"] >= total
+    figures(f"real-time mode at 200 records/s: {len(latencies)} records timed, latency p50 {p50:.0f} ms, "
+            f"p99 {p99:.0f} ms, max {latencies[-1]:.0f} ms; {total} records byte-identical with headers and "
+            f"timestamps; {len(syncs)} offset syncs")
+    assert p50 < 250, f"p50 {p50:.0f} ms"
+
+
+def test_kill_9_during_real_time_replication_loses_nothing(api, devstack, control_plane, unique, figures):
+    east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
+    topic, name = f"rtkill-{unique}", f"rtkill-{unique}"
+    kafka_tools.create_topic(east, topic, PARTITIONS)
+    create_clusters(api, devstack)
+    create_mirror(api, name, topic, {"replication.mode": "real-time"})
+    status = wait_for_status(api, name, lambda s: mode_of(s) == "real-time"
+                             and s["connectors"]["source"]["state"] == "RUNNING", 120)
+    traffic = Paced(east, topic, 500)
+    traffic.start()
+    time.sleep(8)
+    pid = status["application"]["pid"]
+    copied = sum(kafka_tools.end_offsets(west, f"east.{topic}").values())
+    os.kill(pid, signal.SIGKILL)
+    killed_at = time.monotonic()
+    wait_for_status(api, name, lambda s: s["application"]["pid"] not in (None, pid) and mode_of(s) == "real-time"
+                    and s["connectors"]["source"]["state"] == "RUNNING", 120)
+    back_after = time.monotonic() - killed_at
+    time.sleep(5)
+    sent = traffic.stop()
+    total = sum(len(records) for records in sent.values())
+    wait_for_status(api, name, lambda s: sum(p["last_upstream_offset"] + 1 for p in s["progress"]["partitions"]
+                                             if p["topic"] == topic) == total, 120)
+    target_total = sum(kafka_tools.end_offsets(west, f"east.{topic}").values())
+    received = kafka_tools.consume_all(west, f"east.{topic}", target_total, timeout=120)
+    duplicates = kafka_tools.duplicates_after_check(received, sent)
+    figures(f"real-time mode, kill -9 at {copied} of {total} records (500 records/s): running in real-time mode "
+            f"again {back_after:.1f} s later; 0 lost, {duplicates} duplicates (the epoch since the last commit)")
+    assert sum(len(records) for records in received.values()) == target_total == total + duplicates
+
+
+def test_auto_mode_copies_a_backlog_in_micro_batches_then_goes_real_time(api, devstack, control_plane, unique,
+                                                                         figures):
+    east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
+    topic, name = f"auto-{unique}", f"auto-{unique}"
+    kafka_tools.create_topic(east, topic, PARTITIONS)
+    backlog = kafka_tools.backfill(60_000, PARTITIONS)
+    kafka_tools.produce(east, topic, backlog)
+    create_clusters(api, devstack)
+    created = time.monotonic()
+    create_mirror(api, name, topic, {"replication.mode.auto.backlog.records": "20000"})
+    status = wait_for_status(api, name, lambda s: mode_of(s) == "real-time", 120)
+    switched_after = time.monotonic() - created
+    mode = status["progress"]["replication_mode"]
+    assert status["progress"]["batches"] >= 1, "the backlog went through micro-batches"
+    assert mode["switches"] == 1 and "within 20,000" in mode["reason"], mode
+    kafka_tools.produce(east, topic, {0: [Record(b"after", b"switch", (), int(time.time() * 1000))]})
+    received = kafka_tools.consume_all(west, f"east.{topic}", 60_001, timeout=120)
+    assert received[0][-1].key == b"after"
+    kafka_tools.duplicates_after_check(received, {0: backlog[0] + [received[0][-1]], 1: backlog[1]})
+    figures(f"auto mode: a 60,000-record backlog (limit 20,000) copied in {status['progress']['batches']} "
+            f"micro-batch(es), then real-time mode {switched_after:.1f} s after the POST ({mode['reason']!r})")
+
+
+def test_real_time_forced_without_a_slot_per_partition_fails_with_the_reason(api, devstack, control_plane, unique):
+    topic, name = f"narrow-{unique}", f"narrow-{unique}"
+    kafka_tools.create_topic(devstack.clusters["east"].bootstrap_servers, topic, 4)
+    create_clusters(api, devstack)
+    create_mirror(api, name, topic, {"replication.mode": "real-time"}, spark={"master": "local[2]"})
+    status = wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "FAILED", 120)
+    error = status["connectors"]["source"]["error"]
+    assert "needs a task slot per source partition: 5 partitions, 2 task slots" in error, error

@@ -1,0 +1,67 @@
+"""Choosing between micro-batches and Spark's real-time mode, and reading a checkpoint's offsets."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_runtime import replication_mode as rm
+from spark_runtime.checkpoint_store import parse_offsets_entry
+from spark_runtime.copy_progress import CopyProgress
+
+
+def test_forced_modes():
+    assert rm.decide(rm.MICRO_BATCH, 3, 8, 0, 100).mode == rm.MICRO_BATCH
+    assert rm.decide(rm.REAL_TIME, 3, 8, 10**9, 100).mode == rm.REAL_TIME
+
+
+def test_real_time_forced_without_a_slot_per_partition_names_both_counts():
+    with pytest.raises(rm.ModeError, match="5 partitions, 2 task slots"):
+        rm.decide(rm.REAL_TIME, 5, 2, 0, 100)
+
+
+def test_auto_needs_a_slot_per_partition():
+    decision = rm.decide(rm.AUTO, 5, 4, 0, 100)
+    assert decision.mode == rm.MICRO_BATCH and "5 partitions" in decision.reason
+
+
+def test_auto_copies_a_backlog_in_micro_batches_and_a_trickle_in_real_time():
+    assert rm.decide(rm.AUTO, 3, 4, 101, 100).mode == rm.MICRO_BATCH
+    assert rm.decide(rm.AUTO, 3, 4, 100, 100).mode == rm.REAL_TIME
+
+
+def test_a_running_real_time_query_absorbs_a_burst_up_to_the_fall_back_factor():
+    limit = 100
+    assert rm.decide(rm.AUTO, 3, 4, limit * rm.FALL_BACK_FACTOR, limit, current=rm.REAL_TIME).mode == rm.REAL_TIME
+    assert rm.decide(rm.AUTO, 3, 4, limit * rm.FALL_BACK_FACTOR + 1, limit, current=rm.REAL_TIME).mode \
+        == rm.MICRO_BATCH
+
+
+def test_an_unknown_backlog_keeps_the_running_mode():
+    assert rm.decide(rm.AUTO, 3, 4, None, 100, current=rm.REAL_TIME).mode == rm.REAL_TIME
+    assert rm.decide(rm.AUTO, 3, 4, None, 100).mode == rm.MICRO_BATCH
+
+
+@pytest.mark.parametrize("value", ["fast", "realtime", ""])
+def test_a_setting_outside_the_three_is_refused(value):
+    if value == "":
+        assert rm.parse_setting(value) == rm.AUTO
+        return
+    with pytest.raises(rm.ModeError, match="auto, micro-batch, real-time"):
+        rm.parse_setting(value)
+
+
+def test_offsets_entry_gives_the_next_offset_per_partition():
+    entry = 'v1\n{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{}}\n{"orders":{"0":5,"1":7},"heartbeats":{"0":2}}'
+    assert parse_offsets_entry(entry) == {("orders", 0): 5, ("orders", 1): 7, ("heartbeats", 0): 2}
+    assert parse_offsets_entry("v1\n{}") == {}
+
+
+def test_real_time_counters_add_only_their_growth():
+    progress = CopyProgress(lambda topic: f"east.{topic}")
+    progress.absorb_real_time(["P\torders\t0\t9\t19\t10\t100"])
+    progress.absorb_real_time(["P\torders\t0\t14\t24\t15\t150", "P\torders\t1\t-1\t-1\t0\t0"])
+    metrics, partitions = progress.report()
+    assert (metrics["records"], metrics["bytes"]) == (15, 150)
+    assert partitions == [{"topic": "orders", "partition": 0, "remote_topic": "east.orders",
+                           "last_upstream_offset": 14, "last_downstream_offset": 24}]
+    assert progress.next_offsets() == {("orders", 0): 15}
