@@ -39,12 +39,14 @@ def parse_setting(value: str | None) -> str:
 
 
 def decide(setting: str, partitions: int, slots: int, backlog: int | None, limit: int,
-           current: str | None = None) -> ModeDecision:
+           current: str | None = None, local: bool = True) -> ModeDecision:
     """The mode for a query over `partitions` source partitions with `slots` task slots.
 
     `backlog`: records waiting on the source (None: unknown); `current`: the mode of the running
-    query, if any, so that auto mode keeps it unless the backlog says otherwise. Raises ModeError
-    when `real-time` is forced without a slot per partition.
+    query, if any, so that auto mode keeps it unless the backlog says otherwise; `local`: the
+    tasks run in the driver's JVM (local[N]), where the driver sees every position as it moves.
+    On a cluster it would only learn them once per epoch, so auto mode stays with micro-batches
+    there. Raises ModeError when `real-time` is forced without a slot per partition.
     """
     if setting == MICRO_BATCH:
         return ModeDecision(MICRO_BATCH, "replication.mode is micro-batch")
@@ -58,6 +60,9 @@ def decide(setting: str, partitions: int, slots: int, backlog: int | None, limit
     if too_few:
         return ModeDecision(MICRO_BATCH, f"{partitions} partitions, more than the {slots} task slots real-time "
                                          f"mode needs one each of")
+    if not local:
+        return ModeDecision(MICRO_BATCH, "tasks on executors: real-time positions would only be known per epoch "
+                                         "(set replication.mode to real-time to run it anyway)")
     if backlog is None:
         return ModeDecision(current or MICRO_BATCH, "backlog not known yet")
     if current == REAL_TIME and backlog <= limit * FALL_BACK_FACTOR:

@@ -100,6 +100,10 @@ def test_operator_session_in_the_browser(browse, live_server, api, make_user, de
         wait_for(lambda: points(page, "throughput_records") > 0, 180, "throughput graph gets points", poll=1)
         figures(f"browser: mirror created in the form; throughput graph has points "
                 f"{time.monotonic() - started:.1f} s later")
+        mode = page.locator("#connector-source #replication-mode")
+        mode.wait_for(timeout=10_000)
+        assert mode.inner_text() in {"micro-batch (auto)", "real-time (auto)"}, mode.inner_text()
+        assert mode.get_attribute("title"), "the card says why the source runs in that mode"
         wait_for(lambda: all(points(page, g) > 0 for g in GRAPHS), 90,
                  "every graph has points: " + ", ".join(f"{g}={points(page, g)}" for g in GRAPHS), poll=1)
 

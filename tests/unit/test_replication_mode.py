@@ -36,6 +36,12 @@ def test_a_running_real_time_query_absorbs_a_burst_up_to_the_fall_back_factor():
         == rm.MICRO_BATCH
 
 
+def test_auto_stays_with_micro_batches_when_tasks_run_on_executors():
+    decision = rm.decide(rm.AUTO, 3, 4, 0, 100, local=False)
+    assert decision.mode == rm.MICRO_BATCH and "per epoch" in decision.reason
+    assert rm.decide(rm.REAL_TIME, 3, 4, 0, 100, local=False).mode == rm.REAL_TIME
+
+
 def test_an_unknown_backlog_keeps_the_running_mode():
     assert rm.decide(rm.AUTO, 3, 4, None, 100, current=rm.REAL_TIME).mode == rm.REAL_TIME
     assert rm.decide(rm.AUTO, 3, 4, None, 100).mode == rm.MICRO_BATCH

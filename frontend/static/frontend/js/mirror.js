@@ -36,16 +36,26 @@
     ]);
   }
 
-  function card(kind, title, c) {
+  /* The source connector's replication mode: micro-batch or real-time, with the setting and why. */
+  function modeFacts(kind, progress) {
+    const mode = kind === "source" ? (progress || {}).replication_mode : null;
+    if (!mode || !mode.mode) return [];
+    return [mp.el("dt", {text: "mode"}),
+            mp.el("dd", {id: "replication-mode", title: mode.reason || "",
+                         text: mode.mode + (mode.setting === "auto" ? " (auto)" : "")})];
+  }
+
+  function card(kind, title, c, progress) {
     const state = c.state || "UNASSIGNED";
     return mp.el("article", {class: "card connector", id: "connector-" + kind, "data-state": state, "aria-labelledby": "title-" + kind}, [
       mp.el("h3", {id: "title-" + kind}, [title, mp.el("span", {class: "state state-" + state.toLowerCase(), "data-role": "state", text: state})]),
       mp.el("dl", {}, [
         mp.el("dt", {text: "desired"}), mp.el("dd", {text: c.desired_state || "–"}),
-        mp.el("dt", {text: "tasks"}), mp.el("dd", {text: taskSummary(c.tasks)}),
+        mp.el("dt", {text: "tasks"}), mp.el("dd", {text: taskSummary(c.tasks)})
+      ].concat(modeFacts(kind, progress), [
         mp.el("dt", {text: "restarts"}), mp.el("dd", {text: String(c.restarts || 0)}),
         mp.el("dt", {text: "since"}), mp.el("dd", {text: c.state_changed_at ? new Date(c.state_changed_at).toLocaleString() : "–"})
-      ]),
+      ])),
       c.error ? mp.el("pre", {class: "last-error", "aria-label": "last error of the " + kind + " connector", text: c.error}) : null,
       actions(kind, c)
     ]);
@@ -55,7 +65,7 @@
     const keep = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.verb : null;
     const keepKind = keep && document.activeElement.closest(".connector") ? document.activeElement.closest(".connector").id : null;
     cards.replaceChildren.apply(cards, KINDS.filter(function ([kind]) { return s.connectors[kind]; }).map(function ([kind, title]) {
-      return card(kind, title, s.connectors[kind]);
+      return card(kind, title, s.connectors[kind], s.progress);
     }));
     if (keep && keepKind) {  // the cards are redrawn: keep keyboard focus on the same button
       const again = document.querySelector("#" + keepKind + " [data-verb='" + keep + "']");
