@@ -13,6 +13,7 @@ from spark_runtime import checkpoint_store, real_time, replication_mode, resume,
 from spark_runtime.admin import KafkaAdmin
 from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.base import Connector
+from spark_runtime.connectors.source_modes import MODE_CHECK_SECONDS, ReplicationModes
 from spark_runtime.copy_progress import CopyProgress
 from spark_runtime.lag import Positions
 from spark_runtime.offset_syncs import OffsetSyncs
@@ -23,7 +24,6 @@ log = logging.getLogger(__name__)
 DEFAULT_REFRESH_TOPICS_SECONDS = 600.0  # MM2's refresh.topics.interval.seconds
 SETTLE_SECONDS = 0.5  # a resume plan reads the remote ends until they hold still this long
 DEFAULT_BATCH_MAX_RECORDS = 1_000_000
-MODE_CHECK_SECONDS = 5.0  # auto mode weighs the backlog this often
 WRITER_CLASS = "io.mirrorplane.spark.KafkaMirrorWriter"
 
 # Producer defaults: ordered, idempotent, acknowledged by all replicas (no loss, no reordering).
@@ -42,7 +42,7 @@ _SPARK_MANAGED_CONSUMER_OPTIONS = {
 }
 
 
-class SourceConnector(Connector):
+class SourceConnector(ReplicationModes, Connector):
     kind = "source"
 
     def __init__(self, spark: Any, config: MirrorConfig, source_admin: KafkaAdmin, target_admin: KafkaAdmin) -> None:
@@ -224,50 +224,6 @@ class SourceConnector(Connector):
         )
         log.info("replicating %d topics (%d partitions) in micro-batches: %s", len(self.topics),
                  sum(self.topics.values()), mode.reason)
-
-    # -- the replication mode -------------------------------------------------------------
-
-    def _decide_mode(self, backlog: int | None) -> replication_mode.ModeDecision:
-        limit = self.settings.get_int("replication.mode.auto.backlog.records", replication_mode.DEFAULT_BACKLOG_RECORDS)
-        return replication_mode.decide(self.mode_setting, sum(self.topics.values()), self.cores or 1, backlog, limit,
-                                       self.mode.mode if self.mode is not None and self.query is not None else None,
-                                       local=str(self.spark.sparkContext.master).startswith("local"))
-
-    def _start_positions(self) -> dict[tuple[str, int], int]:
-        """Where the query about to start reads next, per partition, as far as known: what it
-        copied in this application's life, else its resume plan, else its checkpoint."""
-        known = self.progress.next_offsets()
-        if self.fresh and self.resume_plan is not None:
-            known = self.resume_plan.next_offsets() | known
-        if known:
-            return known
-        return checkpoint_store.committed_offsets(self.spark, self.config.checkpoint_dir("source"))
-
-    def _backlog(self, positions: dict[tuple[str, int], int]) -> int | None:
-        """Records waiting on the source after `positions` (None: no partition's position is known).
-        Without a checkpoint, a partition with no position starts at its beginning."""
-        unknown = [tp for tp in self._partitions() if tp not in positions]
-        if unknown and self.fresh:
-            positions = positions | self.source_admin.end_offsets(unknown, earliest=True)
-        known = [tp for tp in self._partitions() if tp in positions]
-        if not known:
-            return None
-        ends = self.source_admin.end_offsets(known)
-        return sum(max(0, ends.get(tp, 0) - positions[tp]) for tp in known)
-
-    def _reconsider_mode(self) -> None:
-        """Auto mode: restart the query in the other mode when the backlog calls for it (the
-        checkpoint is shared, so the new query goes on exactly where the old one stopped)."""
-        self.next_mode_check = time.monotonic() + MODE_CHECK_SECONDS
-        if self.mode_setting != replication_mode.AUTO or self.mode is None:
-            return
-        positions = self.positions()
-        decision = self._decide_mode(self._backlog(positions.next_offsets) if positions else None)
-        if decision.mode != self.mode.mode:
-            log.info("switching from %s to %s: %s", self.mode.mode, decision.mode, decision.reason)
-            self.mode_switches += 1
-            self._stop_query()
-            self._start_query(decision)
 
     def _partitions(self) -> list[tuple[str, int]]:
         return [(topic, p) for topic, count in sorted(self.topics.items()) for p in range(count)]

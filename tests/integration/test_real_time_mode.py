@@ -10,6 +10,7 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewPartitions
 
 from spark_runtime.formats import OffsetSync
 from tests.integration import kafka_tools
@@ -123,6 +124,16 @@ def test_real_time_mode_sends_each_record_as_it_arrives(api, devstack, control_p
             f"p99 {p99:.0f} ms, max {latencies[-1]:.0f} ms; {total} records byte-identical with headers and "
             f"timestamps; {len(syncs)} offset syncs")
     assert p50 < 250, f"p50 {p50:.0f} ms"
+
+    # A partition added on the source is grown on the target and gets a task of its own.
+    admin = AdminClient({"bootstrap.servers": east})
+    for future in admin.create_partitions([NewPartitions(topic, PARTITIONS + 1)]).values():
+        future.result(30)
+    added = time.monotonic()
+    kafka_tools.produce(east, topic, {PARTITIONS: [Record(b"new", b"partition", (), int(time.time() * 1000))]})
+    received = kafka_tools.consume_all(west, f"east.{topic}", total + 1, timeout=90)
+    assert [r.key for r in received.get(PARTITIONS, [])] == [b"new"]
+    figures(f"real-time mode: a partition added on the source was copied {time.monotonic() - added:.1f} s later")
 
 
 def test_kill_9_during_real_time_replication_loses_nothing(api, devstack, control_plane, unique, figures):

@@ -116,9 +116,13 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
         if (columns == null) {
             columns = new KafkaMirrorWriter.Columns(row.schema());
         }
-        Exception failed = sink.failure() != null ? sink.failure() : syncFailure.get();
-        if (failed != null) {
-            throw new IllegalStateException("producing to the target cluster failed: " + failed, failed);
+        if (sink.failure() != null) {
+            throw new IllegalStateException("producing to the target cluster failed: " + sink.failure(),
+                sink.failure());
+        }
+        if (syncFailure.get() != null) {
+            throw new IllegalStateException("writing offset syncs to " + syncTopic + " failed: " + syncFailure.get(),
+                syncFailure.get());
         }
         Timestamp timestamp = row.isNullAt(columns.timestamp) ? null : row.getTimestamp(columns.timestamp);
         sink.send(row.getString(columns.topic), row.getInt(columns.partition), row.getLong(columns.offset),
@@ -153,7 +157,8 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
             sink.progress().forEach((key, p) -> {
                 STATES.put(key, p.state());
                 DONE.merge(key, new long[] {p.lastUpstream(), p.lastDownstream(), p.records, p.bytes},
-                    (a, b) -> new long[] {b[0], b[1], a[2] + b[2], a[3] + b[3]});
+                    (a, b) -> b[0] < 0 ? new long[] {a[0], a[1], a[2] + b[2], a[3] + b[3]}
+                        : new long[] {b[0], b[1], a[2] + b[2], a[3] + b[3]});
                 OPEN.remove(key, p);
             });
             KafkaMirrorWriter.copyEnded();
@@ -268,10 +273,11 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
         return lines;
     }
 
-    /** Forgets every partition's state: the next record of each is synced (a start without checkpoint). */
+    /**
+     * Forgets every partition's sync rule state: the next record of each is synced (a start without
+     * checkpoint). The counts stay: the driver adds only their growth.
+     */
     public static void reset() {
         STATES.clear();
-        OPEN.clear();
-        DONE.clear();
     }
 }

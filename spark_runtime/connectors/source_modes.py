@@ -1,0 +1,88 @@
+"""The source connector's choice between micro-batches and real-time mode, and its changes of mind.
+
+A mixin of SourceConnector (spark_runtime/connectors/source.py): it reads the connector's topics,
+positions and query, and restarts the query in the mode `replication_mode.decide` calls for.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from spark_runtime import checkpoint_store, replication_mode
+
+log = logging.getLogger(__name__)
+
+MODE_CHECK_SECONDS = 5.0  # auto mode weighs the backlog this often
+
+
+class ReplicationModes:
+    mode_setting: str
+    mode: replication_mode.ModeDecision | None
+    next_mode_check: float
+    mode_switches: int
+    topics: dict[str, int]
+    fresh: bool
+    resume_plan: Any
+    query: Any
+    spark: Any
+    settings: Any
+    config: Any
+    cores: int | None
+    source_admin: Any
+    progress: Any
+
+    def _decide_mode(self, backlog: int | None) -> replication_mode.ModeDecision:
+        limit = self.settings.get_int("replication.mode.auto.backlog.records", replication_mode.DEFAULT_BACKLOG_RECORDS)
+        return replication_mode.decide(self.mode_setting, sum(self.topics.values()), self.cores or 1, backlog, limit,
+                                       self.mode.mode if self.mode is not None and self.query is not None else None,
+                                       local=str(self.spark.sparkContext.master).startswith("local"))
+
+    def _start_positions(self) -> dict[tuple[str, int], int]:
+        """Where the query about to start reads next, per partition, as far as known: what it
+        copied in this application's life, else its resume plan, else its checkpoint."""
+        known = self.progress.next_offsets()
+        if self.fresh and self.resume_plan is not None:
+            known = self.resume_plan.next_offsets() | known
+        if known:
+            return known
+        return checkpoint_store.committed_offsets(self.spark, self.config.checkpoint_dir("source"))
+
+    def _backlog(self, positions: dict[tuple[str, int], int]) -> int | None:
+        """Records waiting on the source after `positions` (None: no partition's position is known).
+        Without a checkpoint, a partition with no position starts at its beginning."""
+        unknown = [tp for tp in self._partitions() if tp not in positions]
+        if unknown and self.fresh:
+            positions = positions | self.source_admin.end_offsets(unknown, earliest=True)
+        known = [tp for tp in self._partitions() if tp in positions]
+        if not known:
+            return None
+        ends = self.source_admin.end_offsets(known)
+        return sum(max(0, ends.get(tp, 0) - positions[tp]) for tp in known)
+
+    def _reconsider_mode(self) -> None:
+        """Auto mode: restart the query in the other mode when the backlog calls for it (the
+        checkpoint is shared, so the new query goes on exactly where the old one stopped); real-time
+        mode: take in partitions added on the source."""
+        self.next_mode_check = time.monotonic() + MODE_CHECK_SECONDS
+        if self.mode is not None and self.mode.mode == replication_mode.REAL_TIME:
+            # No batch function runs to grow the remote partitions first: a partition added on the
+            # source is grown here, and the query restarts so that it gets a task (and a slot).
+            partitions = sum(self.topics.values())
+            self._grow_remote_partitions()
+            if sum(self.topics.values()) != partitions:
+                log.info("source partitions added: restarting the real-time query")
+                self._stop_query()
+                self._start_query()
+                return
+        if self.mode_setting != replication_mode.AUTO or self.mode is None:
+            return
+        positions = self.positions()
+        decision = self._decide_mode(self._backlog(positions.next_offsets) if positions else None)
+        if decision.mode != self.mode.mode:
+            log.info("switching from %s to %s: %s", self.mode.mode, decision.mode, decision.reason)
+            self.mode_switches += 1
+            self._stop_query()
+            self._start_query(decision)
+
