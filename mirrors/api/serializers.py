@@ -10,8 +10,10 @@ from mirrors.choices import ReplicationPolicy as ReplicationPolicyChoice
 from mirrors.models import Cluster, Connector, Mirror
 from mirrors.services.conflicts import Flow, conflicts
 from mirrors.services.mirrors import create_mirror, update_mirror
+from mirrors.services.overrides import installation_policy
 from spark_runtime.connection import parse_bootstrap_servers
 from spark_runtime.filters import PatternError, compile_patterns
+from spark_runtime.overrides import refused_client_config, refused_spark_conf
 from spark_runtime.properties import invalid_properties
 from spark_runtime.series import SERIES
 
@@ -64,7 +66,11 @@ class ClusterSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError(str(error)) from None
 
     def validate_config(self, value: Any) -> dict[str, str]:
-        return _validate_properties(value, _RESERVED_CLIENT_PROPERTIES)
+        properties = _validate_properties(value, _RESERVED_CLIENT_PROPERTIES)
+        refused = refused_client_config(properties, installation_policy(), cluster=True)
+        if refused:
+            raise serializers.ValidationError(list(refused.values()))
+        return properties
 
     def validate(self, attrs: dict) -> dict:
         merged = {f: attrs.get(f, getattr(self.instance, f, "")) for f in
@@ -138,6 +144,9 @@ class ConnectorSpecSerializer(_KnownKeysOnly):
         errors = invalid_properties(properties)
         if errors:
             raise serializers.ValidationError([f"{name}: {reason}" for name, reason in errors.items()])
+        refused = refused_client_config(properties, installation_policy())
+        if refused:
+            raise serializers.ValidationError(list(refused.values()))
         return properties
 
 
@@ -256,6 +265,8 @@ def _spark_conf(value: Any, errors: dict) -> dict[str, str]:
             errors[f"conf.{key}"] = "values must be strings, numbers or booleans"
         else:
             result[key] = str(item).lower() if isinstance(item, bool) else str(item)
+    for key, reason in refused_spark_conf(result, installation_policy()).items():
+        errors[f"conf.{key}"] = reason
     return result
 
 
@@ -271,7 +282,8 @@ class MirrorSerializer(serializers.ModelSerializer):
     spark = serializers.JSONField(required=False, help_text=(
         "spark-submit resources, each optional: master (overrides SPARK_MASTER; `yarn` runs the driver in a YARN "
         "container), queue (YARN), driver_memory, executor_memory (e.g. 512m, 2g), driver_cores (YARN), "
-        "executor_cores, total_executor_cores, num_executors, conf ({spark.*: value})"))
+        "executor_cores, total_executor_cores, num_executors, conf ({spark.*: value}, within the installation's "
+        "MIRRORPLANE_SPARK_CONF_POLICY)"))
 
     class Meta:
         model = Mirror

@@ -230,8 +230,29 @@ def test_004_example1_migration_verbatim_names_the_line(api):
     assert response.json()["content"][0].startswith("line 76: invalid YAML")
 
 
-def test_004_example1_migration(api):
+# Three of its target cluster's properties are not Kafka client properties (a misspelt `acks`, two Connect
+# worker settings in the wrong spelling): the override policy's allowlist refuses them, naming each.
+MIGRATION_TYPOS = ("producer.ack", "offset_flush_timeout", "task_shutdown_graceful_timeout_ms")
+
+
+def migration_seed() -> str:
+    """004's migration resource with its target cluster's properties spelt as Kafka spells them."""
+    text = seed("004_kafkamirrormaker2_example1_migration_unwrapped.yaml").replace("producer.ack:", "producer.acks:")
+    return "\n".join(line for line in text.splitlines() if not line.strip().startswith(MIGRATION_TYPOS[1:]))
+
+
+def test_004_example1_migration_as_published_is_refused_naming_each_unknown_property(api):
     text = seed("004_kafkamirrormaker2_example1_migration_unwrapped.yaml")
+    response = import_json(api, {"content": text, "values": {"my-target-cluster": {"password": "s3cret"}}})
+    assert response.status_code == 400, response.content
+    messages = response.json()["spec.clusters[1].config"]
+    assert [m.split(":")[0] for m in messages] == list(MIGRATION_TYPOS)
+    assert all("MIRRORPLANE_CLIENT_CONFIG_ALLOW" in m for m in messages)
+    assert not Cluster.objects.exists() and not Mirror.objects.exists()
+
+
+def test_004_example1_migration(api):
+    text = migration_seed()
     response = import_json(api, {"content": text, "values": {"my-target-cluster": {"password": "s3cret"}}})
     assert response.status_code == 201, response.content
     target = Cluster.objects.get(alias="my-target-cluster")
@@ -245,7 +266,7 @@ def test_004_example1_migration(api):
 
 
 def test_missing_password_is_reported_not_fatal(api):
-    text = seed("004_kafkamirrormaker2_example1_migration_unwrapped.yaml")
+    text = migration_seed()
     response = import_file(api, text)
     assert response.status_code == 201, response.content
     assert {"cluster": "my-target-cluster", "field": "password", "secret": "mm2-target-cluster/password",
