@@ -8,6 +8,7 @@ from rest_framework import serializers
 from mirrors.choices import ConnectorKind, DesiredState, SaslMechanism, SecurityProtocol
 from mirrors.choices import ReplicationPolicy as ReplicationPolicyChoice
 from mirrors.models import Cluster, Connector, Mirror
+from mirrors.services import certificates
 from mirrors.services.conflicts import Flow, conflicts
 from mirrors.services.mirrors import create_mirror, update_mirror
 from mirrors.services.overrides import installation_policy
@@ -72,6 +73,15 @@ class ClusterSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError(list(refused.values()))
         return properties
 
+    def validate_ca_pem(self, value: str) -> str:
+        return _pem(value, certificates.certificates)
+
+    def validate_cert_pem(self, value: str) -> str:
+        return _pem(value, certificates.certificates)
+
+    def validate_key_pem(self, value: str) -> str:
+        return _pem(value, certificates.private_key)
+
     def validate(self, attrs: dict) -> dict:
         merged = {f: attrs.get(f, getattr(self.instance, f, "")) for f in
                   ("security_protocol", "sasl_mechanism", "username", "password", "cert_pem", "key_pem")}
@@ -91,9 +101,37 @@ class ClusterSerializer(serializers.ModelSerializer):
             errors[field] = "client certificate and key go together (mutual TLS)"
         if merged["cert_pem"] and not protocol.endswith("SSL"):
             errors["cert_pem"] = f"client certificates need SSL or SASL_SSL, not {protocol}"
+        if merged["cert_pem"] and merged["key_pem"] and {"cert_pem", "key_pem"} & set(attrs) and not errors:
+            errors |= _key_pair_errors(merged["cert_pem"], merged["key_pem"], set(attrs))
         if errors:
             raise serializers.ValidationError(errors)
         return attrs
+
+
+def _pem(value: str, parse: Any) -> str:
+    """`value` when empty (unset) or when `parse` (a certificates check) accepts it."""
+    if value:
+        try:
+            parse(value)
+        except certificates.PemError as error:
+            raise serializers.ValidationError(str(error)) from None
+    return value
+
+
+def _key_pair_errors(cert_pem: str, key_pem: str, sent: set[str]) -> dict[str, str]:
+    """The key must belong to the (first) client certificate; the error goes on the field just sent."""
+    try:
+        cert = certificates.certificates(cert_pem)[0]
+    except certificates.PemError as error:  # stored before these checks, or expired since
+        return {"cert_pem": f"the stored certificate cannot be used with this key: {error}"}
+    try:
+        key = certificates.private_key(key_pem)
+    except certificates.PemError as error:
+        return {"key_pem": f"the stored key cannot be used with this certificate: {error}"}
+    if certificates.key_matches(cert, key):
+        return {}
+    return {"key_pem" if "key_pem" in sent else "cert_pem":
+            f"the key does not match the client certificate ({cert.subject.rfc4514_string()}): not one key pair"}
 
 
 # Settings every connector of a flow must agree on: held once, on the mirror, so they cannot disagree.

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from mirrors.models import Cluster, Event, Mirror
+from tests import pem
 
 pytestmark = pytest.mark.django_db
 
@@ -184,12 +185,12 @@ def test_001_002_snippets_added_to_the_bidirectional_file(api, snippet, check):
 
 
 def test_002_example1_bidirectional(api):
-    values = {"cluster-1": {"bootstrap_servers": "one:443", "ca_pem": "-----BEGIN CERTIFICATE-----"},
+    values = {"cluster-1": {"bootstrap_servers": "one:443", "ca_pem": pem.ca().cert_pem},
               "cluster-2": {"bootstrap_servers": "two:443"}}
     response = import_json(api, {"content": seed("002_properties_example1_bidirectional.properties"),
                                  "values": values})
     assert response.status_code == 201, response.content
-    assert Cluster.objects.get(alias="cluster-1").ca_pem == "-----BEGIN CERTIFICATE-----"
+    assert Cluster.objects.get(alias="cluster-1").ca_pem == pem.ca().cert_pem.strip()
     assert ("cluster-1", "ca_pem") not in {(n["cluster"], n["field"]) for n in response.json()["needs_values"]}
     assert Mirror.objects.count() == 2
 
@@ -334,10 +335,10 @@ def test_import_needs_admin_and_export_allows_viewers(api, api_as):
 def create_rich_mirror(api) -> dict:
     clusters = [
         {"alias": "east", "bootstrap_servers": "east:9093", "security_protocol": "SASL_SSL",
-         "sasl_mechanism": "SCRAM-SHA-512", "username": "mm2", "password": "top-secret", "ca_pem": "CA PEM",
-         "config": {"client.dns.lookup": "use_all_dns_ips"}},
-        {"alias": "west", "bootstrap_servers": "west:9093", "security_protocol": "SSL", "cert_pem": "CERT",
-         "key_pem": "PRIVATE KEY"},
+         "sasl_mechanism": "SCRAM-SHA-512", "username": "mm2", "password": "top-secret",
+         "ca_pem": pem.ca().cert_pem, "config": {"client.dns.lookup": "use_all_dns_ips"}},
+        {"alias": "west", "bootstrap_servers": "west:9093", "security_protocol": "SSL",
+         "cert_pem": pem.client().cert_pem, "key_pem": pem.client().key_pem},
     ]
     for cluster in clusters:
         assert api.post("/api/v1/clusters/", cluster, format="json").status_code == 201
@@ -374,7 +375,8 @@ def test_export_then_import_round_trips(api, file_format, media_type):
     assert response.status_code == 200
     assert response["Content-Type"].startswith(media_type)
     text = response.content.decode()
-    for secret in ("top-secret", "PRIVATE KEY", "CA PEM", "CERT"):
+    for secret in ("top-secret", "PRIVATE KEY", pem.key_body(pem.client().key_pem),
+                   pem.client().cert_pem.splitlines()[1], pem.ca().cert_pem.splitlines()[1]):
         assert secret not in text
     Mirror.objects.all().delete()
     Cluster.objects.all().delete()
