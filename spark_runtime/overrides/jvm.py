@@ -1,11 +1,11 @@
 """Kafka's own JVM system properties that restrict SASL login modules and OAuth URLs, for every JVM of
 a mirror application (the driver, and executors on a cluster).
 
-Kafka clients 4.2+ read an allowlist of login modules; older ones (Spark 4.2 ships kafka-clients 3.9)
-only a denylist, so both are set: the allowlist to the configured modules, the denylist to the JDK's
-and Kafka's other modules. OAuth token and JWKS endpoints are limited to the configured URLs (none by
-default). Mirrorplane builds `sasl.jaas.config` itself and the override policy refuses it everywhere
-else: these properties are a second line.
+Newer Kafka clients read an allowlist of login modules (KIP-1135); older ones (Spark 4.2 ships
+kafka-clients 3.9) only a denylist, so both are set: the allowlist to the configured modules, the
+denylist to the JDK's and Kafka's other modules. OAuth token and JWKS endpoints are limited to the
+configured URLs (none by default). Mirrorplane builds `sasl.jaas.config` itself and the override
+policy refuses it everywhere else: these properties are a second line.
 """
 
 from __future__ import annotations
