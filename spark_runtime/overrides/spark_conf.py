@@ -53,8 +53,9 @@ ALLOWED: frozenset[str] = frozenset({
     "spark.sql.streaming.kafka.useDeprecatedOffsetFetching", "spark.sql.shuffle.partitions",
     "spark.sql.adaptive.enabled", "spark.sql.session.timeZone", "spark.kryoserializer.buffer",
     "spark.kryoserializer.buffer.max",
-    # docs/deployment.md: NodeManagers with another Java
-    "spark.yarn.appMasterEnv.JAVA_HOME", "spark.executorEnv.JAVA_HOME",
+    # docs/deployment.md: NodeManagers with another Java; controlplane/infra/hadoop.py: the address to bind
+    "spark.yarn.appMasterEnv.JAVA_HOME", "spark.executorEnv.JAVA_HOME", "spark.yarn.appMasterEnv.SPARK_LOCAL_IP",
+    "spark.executorEnv.SPARK_LOCAL_IP",
 })
 ALLOWED_PREFIXES: tuple[str, ...] = (
     "spark.dynamicAllocation.", "spark.kafka.consumer.cache.", "spark.kafka.consumer.fetchedData.cache.",

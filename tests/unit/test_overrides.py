@@ -27,7 +27,8 @@ RUNS_CODE_SPARK = [
     "spark.plugins", "spark.extraListeners", "spark.sql.extensions", "spark.sql.streaming.streamingQueryListeners",
     "spark.serializer", "spark.kryo.registrator", "spark.metrics.conf.*.sink.x.class", "spark.ui.filters",
     "spark.python.daemon.module", "spark.pyspark.python", "spark.executorEnv.LD_PRELOAD",
-    "spark.yarn.appMasterEnv.PYTHONSTARTUP", "spark.driver.resource.gpu.discoveryScript", "spark.redaction.regex",
+    "spark.yarn.appMasterEnv.PYTHONSTARTUP", "spark.yarn.appMasterEnv.PYSPARK_PYTHON",
+    "spark.driver.resource.gpu.discoveryScript", "spark.redaction.regex",
     "spark.sql.redaction.options.regex", "spark.sql.catalog.evil", "spark.sql.streaming.stateStore.providerClass",
 ]
 ALLOWED_SPARK = [
@@ -35,7 +36,7 @@ ALLOWED_SPARK = [
     "spark.sql.streaming.pollingDelay", "spark.sql.shuffle.partitions", "spark.eventLog.enabled",
     "spark.driver.host", "spark.driver.bindAddress", "spark.dynamicAllocation.maxExecutors",
     "spark.yarn.maxAppAttempts", "spark.yarn.appMasterEnv.JAVA_HOME", "spark.executorEnv.JAVA_HOME",
-    "spark.kafka.consumer.cache.capacity",
+    "spark.kafka.consumer.cache.capacity", "spark.executorEnv.SPARK_LOCAL_IP",
 ]
 CLASS_LOADING_CLIENT = ["interceptor.classes", "metric.reporters", "partitioner.class", "sasl.login.class",
                         "sasl.client.callback.handler.class", "sasl.login.callback.handler.class",
