@@ -11,6 +11,8 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from spark_runtime.overrides.policy import OverridePolicy
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 ENV = os.environ
 
@@ -91,6 +93,20 @@ YARN_SPARK_CONF = _json_object("MIRRORPLANE_YARN_SPARK_CONF")
 METRICS_MINUTE_RETENTION_HOURS = _at_least("MIRRORPLANE_METRICS_MINUTE_RETENTION_HOURS", "48", 25, "hours")
 # Days of hourly metric history (MetricHour) kept for the dashboard's 7 d and 30 d graphs.
 METRICS_RETENTION_DAYS = float(ENV.get("MIRRORPLANE_METRICS_RETENTION_DAYS", "30"))
+# What a mirror (or a cluster's `config`) may pass to Spark and to Kafka clients, as Kafka Connect's
+# connector.client.config.override.policy: `none`, `allowlist` (default) or `all`, each list extended by
+# comma-separated keys or prefixes (`spark.hadoop.fs.s3a.*`); keys that run code only by exact name. Every
+# JVM of a mirror runs with Kafka's login-module and OAuth-URL restrictions set to the last two.
+try:
+    _OVERRIDES = OverridePolicy.from_environment(ENV)
+except ValueError as _error:
+    raise ImproperlyConfigured(str(_error)) from None
+SPARK_CONF_POLICY = _OVERRIDES.spark_conf                # MIRRORPLANE_SPARK_CONF_POLICY
+SPARK_CONF_ALLOW = _OVERRIDES.spark_conf_allow           # MIRRORPLANE_SPARK_CONF_ALLOW
+CLIENT_CONFIG_POLICY = _OVERRIDES.client_config          # MIRRORPLANE_CLIENT_CONFIG_POLICY
+CLIENT_CONFIG_ALLOW = _OVERRIDES.client_config_allow     # MIRRORPLANE_CLIENT_CONFIG_ALLOW
+KAFKA_LOGIN_MODULES = _OVERRIDES.login_modules           # MIRRORPLANE_KAFKA_LOGIN_MODULES (default: PLAIN, SCRAM)
+KAFKA_OAUTH_URLS = _OVERRIDES.oauth_urls                 # MIRRORPLANE_KAFKA_OAUTH_URLS (default: none)
 CLUSTER_CHECK_TIMEOUT_SECONDS = 10
 
 if PRODUCTION and not (SECRET_KEY and ENCRYPTION_KEY):

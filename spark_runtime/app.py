@@ -25,6 +25,7 @@ from spark_runtime.connectors.checkpoint import CheckpointConnector
 from spark_runtime.connectors.heartbeat import HeartbeatConnector
 from spark_runtime.connectors.source import SourceConnector
 from spark_runtime.lag import LagSampler
+from spark_runtime.overrides import refusal_message
 from spark_runtime.samples import Sampler
 from spark_runtime.session import DeferredSession
 
@@ -140,11 +141,30 @@ def yarn_application_id(container_id: str) -> str | None:
     return f"application_{match.group(1)}_{match.group(2)}" if match else None
 
 
+class RefusedSession:
+    """Stands for the Spark session of an application the override policy refused: never started."""
+
+    def stop(self) -> None:
+        """Nothing to stop."""
+
+
+def refused_application(config: MirrorConfig, redis_client: Any, found: list[str]) -> MirrorApplication:
+    """An application whose every connector is FAILED with the policy's reason, without Spark or Kafka clients."""
+    reason = refusal_message(found)
+    log.error("not starting: %s", reason)
+    connectors: dict[str, Connector] = {kind: MisconfiguredConnector(kind, reason)
+                                        for kind in ("heartbeat", "source", "checkpoint")}
+    return MirrorApplication(config, RefusedSession(), redis_client, connectors)
+
+
 def build(config_path: str) -> MirrorApplication:
     """Wire the real Spark session, Kafka admins and Redis client for one mirror."""
     from pyspark.sql import SparkSession
 
     config = MirrorConfig.load(config_path)
+    found = config.refused()
+    if found:  # the control plane checks before submitting: this is the second line
+        return refused_application(config, redis.Redis.from_url(config.redis_url), found)
 
     def create_session() -> Any:
         session = (

@@ -19,6 +19,7 @@ from spark_runtime.filters import (
     NameFilter,
     TopicSelector,
 )
+from spark_runtime.overrides import OverridePolicy, refusals
 from spark_runtime.policy import ReplicationPolicy
 
 CONNECTOR_KINDS = ("source", "checkpoint", "heartbeat")
@@ -65,6 +66,9 @@ class MirrorConfig:
     # `file:` URI, `hdfs://...`, `s3a://...`; a path without a scheme is on Hadoop's default file
     # system. Empty: `<work_dir>/checkpoints`, where configurations written before it lived.
     checkpoint_location: str = ""
+    # The mirror's Spark properties and the installation's override policy, for the driver's own check.
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    overrides: OverridePolicy = field(default_factory=OverridePolicy)
 
     def __post_init__(self) -> None:
         if not self.checkpoint_location:
@@ -97,11 +101,18 @@ class MirrorConfig:
             separator=data.get("separator", "."),
             connectors=connectors,
             checkpoint_location=str(data.get("checkpoint_location") or ""),
+            spark_conf={str(k): str(v) for k, v in (data.get("spark_conf") or {}).items()},
+            overrides=OverridePolicy.from_dict(data.get("overrides")),
         )
 
     @classmethod
     def load(cls, path: str | Path) -> MirrorConfig:
         return cls.from_dict(json.loads(Path(path).read_text()))
+
+    def refused(self) -> list[str]:
+        """What the installation's override policy refuses in this configuration (empty: it may run)."""
+        return refusals(self.spark_conf, {c.alias: c.config for c in (self.source, self.target)},
+                        {kind: c.config for kind, c in self.connectors.items()}, self.overrides)
 
     @property
     def legacy(self) -> bool:

@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 
 from frontend.views import page, role_required
+from frontend.views.policy import override_policy
 from mirrors.choices import ConnectorKind, ReplicationPolicy, SaslMechanism, SecurityProtocol
 from mirrors.models import Cluster, Connector, Mirror
 from mirrors.roles import ADMIN, VIEWER
@@ -88,7 +89,7 @@ def cluster_form(request: HttpRequest, alias: str | None = None) -> HttpResponse
         "has_key": bool(cluster and cluster.key_pem),
     }
     return page(request, "frontend/cluster_form.html", {
-        "nav": "clusters", "editing": cluster is not None, "form": form,
+        "nav": "clusters", "editing": cluster is not None, "form": form, "policy": override_policy(),
         "protocols": SecurityProtocol.values,
         "mechanisms": [m for m in SaslMechanism.values if m],
     })
@@ -137,9 +138,12 @@ def mirror_form(request: HttpRequest, name: str | None = None) -> HttpResponse:
         "replication_policy": mirror.replication_policy if mirror else ReplicationPolicy.DEFAULT,
         "separator": mirror.separator if mirror else ".",
         "connectors": [_connector_form(kind, connectors.get(kind)) for kind in ConnectorKind.values],
+        # the other spark resources travel back unchanged with the edited properties
+        "spark": (mirror.spark or {}) if mirror else {},
+        "spark_conf": properties_text(((mirror.spark or {}).get("conf") or {}) if mirror else {}),
     }
     return page(request, "frontend/mirror_form.html", {
-        "nav": "mirrors", "editing": mirror is not None, "form": form,
+        "nav": "mirrors", "editing": mirror is not None, "form": form, "policy": override_policy(),
         "clusters": Cluster.objects.values_list("alias", flat=True),
         "policies": ReplicationPolicy.choices,
     })

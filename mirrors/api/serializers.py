@@ -8,10 +8,13 @@ from rest_framework import serializers
 from mirrors.choices import ConnectorKind, DesiredState, SaslMechanism, SecurityProtocol
 from mirrors.choices import ReplicationPolicy as ReplicationPolicyChoice
 from mirrors.models import Cluster, Connector, Mirror
+from mirrors.services import certificates
 from mirrors.services.conflicts import Flow, conflicts
 from mirrors.services.mirrors import create_mirror, update_mirror
+from mirrors.services.overrides import installation_policy
 from spark_runtime.connection import parse_bootstrap_servers
 from spark_runtime.filters import PatternError, compile_patterns
+from spark_runtime.overrides import refused_client_config, refused_spark_conf
 from spark_runtime.properties import invalid_properties
 from spark_runtime.series import SERIES
 
@@ -64,7 +67,20 @@ class ClusterSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError(str(error)) from None
 
     def validate_config(self, value: Any) -> dict[str, str]:
-        return _validate_properties(value, _RESERVED_CLIENT_PROPERTIES)
+        properties = _validate_properties(value, _RESERVED_CLIENT_PROPERTIES)
+        refused = refused_client_config(properties, installation_policy(), cluster=True)
+        if refused:
+            raise serializers.ValidationError(list(refused.values()))
+        return properties
+
+    def validate_ca_pem(self, value: str) -> str:
+        return _pem(value, certificates.certificates)
+
+    def validate_cert_pem(self, value: str) -> str:
+        return _pem(value, certificates.certificates)
+
+    def validate_key_pem(self, value: str) -> str:
+        return _pem(value, certificates.private_key)
 
     def validate(self, attrs: dict) -> dict:
         merged = {f: attrs.get(f, getattr(self.instance, f, "")) for f in
@@ -85,9 +101,37 @@ class ClusterSerializer(serializers.ModelSerializer):
             errors[field] = "client certificate and key go together (mutual TLS)"
         if merged["cert_pem"] and not protocol.endswith("SSL"):
             errors["cert_pem"] = f"client certificates need SSL or SASL_SSL, not {protocol}"
+        if merged["cert_pem"] and merged["key_pem"] and {"cert_pem", "key_pem"} & set(attrs) and not errors:
+            errors |= _key_pair_errors(merged["cert_pem"], merged["key_pem"], set(attrs))
         if errors:
             raise serializers.ValidationError(errors)
         return attrs
+
+
+def _pem(value: str, parse: Any) -> str:
+    """`value` when empty (unset) or when `parse` (a certificates check) accepts it."""
+    if value:
+        try:
+            parse(value)
+        except certificates.PemError as error:
+            raise serializers.ValidationError(str(error)) from None
+    return value
+
+
+def _key_pair_errors(cert_pem: str, key_pem: str, sent: set[str]) -> dict[str, str]:
+    """The key must belong to the (first) client certificate; the error goes on the field just sent."""
+    try:
+        cert = certificates.certificates(cert_pem)[0]
+    except certificates.PemError as error:  # stored before these checks, or expired since
+        return {"cert_pem": f"the stored certificate cannot be used with this key: {error}"}
+    try:
+        key = certificates.private_key(key_pem)
+    except certificates.PemError as error:
+        return {"key_pem": f"the stored key cannot be used with this certificate: {error}"}
+    if certificates.key_matches(cert, key):
+        return {}
+    return {"key_pem" if "key_pem" in sent else "cert_pem":
+            f"the key does not match the client certificate ({cert.subject.rfc4514_string()}): not one key pair"}
 
 
 # Settings every connector of a flow must agree on: held once, on the mirror, so they cannot disagree.
@@ -138,6 +182,9 @@ class ConnectorSpecSerializer(_KnownKeysOnly):
         errors = invalid_properties(properties)
         if errors:
             raise serializers.ValidationError([f"{name}: {reason}" for name, reason in errors.items()])
+        refused = refused_client_config(properties, installation_policy())
+        if refused:
+            raise serializers.ValidationError(list(refused.values()))
         return properties
 
 
@@ -256,6 +303,8 @@ def _spark_conf(value: Any, errors: dict) -> dict[str, str]:
             errors[f"conf.{key}"] = "values must be strings, numbers or booleans"
         else:
             result[key] = str(item).lower() if isinstance(item, bool) else str(item)
+    for key, reason in refused_spark_conf(result, installation_policy()).items():
+        errors[f"conf.{key}"] = reason
     return result
 
 
@@ -271,7 +320,8 @@ class MirrorSerializer(serializers.ModelSerializer):
     spark = serializers.JSONField(required=False, help_text=(
         "spark-submit resources, each optional: master (overrides SPARK_MASTER; `yarn` runs the driver in a YARN "
         "container), queue (YARN), driver_memory, executor_memory (e.g. 512m, 2g), driver_cores (YARN), "
-        "executor_cores, total_executor_cores, num_executors, conf ({spark.*: value})"))
+        "executor_cores, total_executor_cores, num_executors, conf ({spark.*: value}, within the installation's "
+        "MIRRORPLANE_SPARK_CONF_POLICY)"))
 
     class Meta:
         model = Mirror

@@ -36,7 +36,9 @@ from mirrors.choices import ApplicationState, ConnectorState, DesiredState
 from mirrors.engines import Application, Engine, EngineError, Engines, EngineUnavailable
 from mirrors.models import Connector, Deployment, Mirror
 from mirrors.services import events, observed, runtime
+from mirrors.services.overrides import mirror_refusals
 from spark_runtime import channel, series
+from spark_runtime.overrides import refusal_message
 
 log = logging.getLogger(__name__)
 
@@ -268,6 +270,11 @@ class Reconciler:
                 self._adopt(deployment, engine, sorted(existing, key=_newest_first)[0])
                 log.info("mirror %s: adopted application %s submitted by another pass", mirror.name,
                          deployment.application_id)
+                return
+            refused = mirror_refusals(mirror)
+            if refused:  # stored before the policy was tightened: never started, whatever the engine
+                deployment.generation = mirror.generation
+                self._failed(deployment, refusal_message(refused), now, connectors)
                 return
             try:
                 app = engine.submit(mirror)

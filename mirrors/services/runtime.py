@@ -20,6 +20,8 @@ from django.conf import settings
 from controlplane.infra import class_archive, hadoop_fs, processes
 from controlplane.infra import spark as spark_jars
 from mirrors.models import Mirror
+from mirrors.services.overrides import installation_policy
+from spark_runtime.overrides import with_kafka_system_properties
 
 APP_CONFIG = "app.json"
 DRIVER_LOG = "driver.log"
@@ -110,6 +112,9 @@ def app_config(mirror: Mirror, work_dir: str | None = None, checkpoint: str | No
         "replication_policy": mirror.replication_policy,
         "separator": mirror.separator,
         "connectors": {c.kind: {"tasks_max": c.tasks_max, "config": c.config} for c in mirror.connectors.all()},
+        # for the driver's own check of the override policy (spark_runtime.overrides)
+        "spark_conf": mirror_conf(mirror),
+        "overrides": installation_policy().to_dict(),
     }
     location = checkpoint or checkpoint_location(mirror.name)
     if location:
@@ -164,6 +169,21 @@ def mirror_conf(mirror: Mirror) -> dict[str, str]:
             if key not in RESERVED_SPARK_CONF}
 
 
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+EXECUTOR_JAVA_OPTIONS = "spark.executor.extraJavaOptions"
+
+
+def jvm_conf(mirror: Mirror, driver_options: str = "", executor_options: str = "") -> dict[str, str]:
+    """The driver's and the executors' JVM options: the installation's, then the mirror's own (when the
+    override policy let them through), then Kafka's login-module and OAuth-URL restrictions, last so
+    that they win."""
+    own, policy = mirror_conf(mirror), installation_policy()
+    driver = " ".join(filter(None, [driver_options, own.get(DRIVER_JAVA_OPTIONS, "")]))
+    executor = " ".join(filter(None, [executor_options, own.get(EXECUTOR_JAVA_OPTIONS, "")]))
+    return {DRIVER_JAVA_OPTIONS: with_kafka_system_properties(driver, policy),
+            EXECUTOR_JAVA_OPTIONS: with_kafka_system_properties(executor, policy)}
+
+
 def master(mirror: Mirror) -> str:
     return (mirror.spark or {}).get("master") or settings.SPARK_MASTER
 
@@ -173,7 +193,7 @@ def submit_argv(mirror: Mirror, config_path: Path, jars: list[Path]) -> list[str
     SPARK_MASTER; `--driver-memory` the mirror's, else MIRRORPLANE_SPARK_DRIVER_MEMORY; executor
     options only when the mirror sets them."""
     return spark_jars.submit_argv(f"mirrorplane-{mirror.name}", master(mirror), config_path, jars,
-                                  resource_options(mirror), mirror_conf(mirror))
+                                  resource_options(mirror), mirror_conf(mirror) | jvm_conf(mirror))
 
 
 def cluster_submit_argv(mirror: Mirror, archive: str, code: Path, config: Path, tags: list[str],
@@ -189,8 +209,9 @@ def cluster_submit_argv(mirror: Mirror, archive: str, code: Path, config: Path, 
         "spark.executorEnv.PYSPARK_PYTHON": python,
         "spark.ui.showConsoleProgress": "false",
     } | settings.YARN_SPARK_CONF | mirror_conf(mirror)
-    own = mirror_conf(mirror).get("spark.driver.extraJavaOptions", "")
-    conf["spark.driver.extraJavaOptions"] = " ".join(filter(None, [driver_java_options(mirror), own]))
+    installation_driver = " ".join(filter(None, [driver_java_options(mirror),
+                                                 settings.YARN_SPARK_CONF.get(DRIVER_JAVA_OPTIONS, "")]))
+    conf |= jvm_conf(mirror, installation_driver, settings.YARN_SPARK_CONF.get(EXECUTOR_JAVA_OPTIONS, ""))
     argv = [str(Path(sys.executable).parent / "spark-submit"), "--master", "yarn", "--deploy-mode", "cluster",
             "--name", f"mirrorplane-{mirror.name}-g{mirror.generation}", *resource_options(mirror, on_yarn=True)]
     for key, value in sorted(conf.items()):
@@ -208,7 +229,7 @@ def driver_java_options(mirror: Mirror, inherited: str = "") -> str:
     mirror's spark.driver.extraJavaOptions (or the inherited SPARK_SUBMIT_OPTS) makes one: the JVM
     refuses to start with two."""
     options = settings.SPARK_DRIVER_JAVA_OPTIONS
-    own = ((mirror.spark or {}).get("conf") or {}).get("spark.driver.extraJavaOptions", "")
+    own = ((mirror.spark or {}).get("conf") or {}).get(DRIVER_JAVA_OPTIONS, "")
     if _COLLECTOR.search(f"{own} {inherited}"):
         options = _COLLECTOR.sub("", options)
     return " ".join(options.split())

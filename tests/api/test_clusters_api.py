@@ -5,6 +5,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from mirrors.models import Cluster
+from tests import pem
 
 pytestmark = pytest.mark.django_db
 
@@ -54,7 +55,7 @@ def test_sasl_needs_mechanism_username_and_password(api):
 
 def test_certificate_without_key_is_rejected(api):
     response = api.post("/api/v1/clusters/", {
-        "alias": "east", "bootstrap_servers": "h:9092", "security_protocol": "SSL", "cert_pem": "-----BEGIN",
+        "alias": "east", "bootstrap_servers": "h:9092", "security_protocol": "SSL", "cert_pem": pem.client().cert_pem,
     }, format="json")
     assert response.status_code == 400
     assert "key_pem" in response.json()

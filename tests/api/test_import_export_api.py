@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from mirrors.models import Cluster, Event, Mirror
+from tests import pem
 
 pytestmark = pytest.mark.django_db
 
@@ -184,12 +185,12 @@ def test_001_002_snippets_added_to_the_bidirectional_file(api, snippet, check):
 
 
 def test_002_example1_bidirectional(api):
-    values = {"cluster-1": {"bootstrap_servers": "one:443", "ca_pem": "-----BEGIN CERTIFICATE-----"},
+    values = {"cluster-1": {"bootstrap_servers": "one:443", "ca_pem": pem.ca().cert_pem},
               "cluster-2": {"bootstrap_servers": "two:443"}}
     response = import_json(api, {"content": seed("002_properties_example1_bidirectional.properties"),
                                  "values": values})
     assert response.status_code == 201, response.content
-    assert Cluster.objects.get(alias="cluster-1").ca_pem == "-----BEGIN CERTIFICATE-----"
+    assert Cluster.objects.get(alias="cluster-1").ca_pem == pem.ca().cert_pem.strip()
     assert ("cluster-1", "ca_pem") not in {(n["cluster"], n["field"]) for n in response.json()["needs_values"]}
     assert Mirror.objects.count() == 2
 
@@ -230,8 +231,29 @@ def test_004_example1_migration_verbatim_names_the_line(api):
     assert response.json()["content"][0].startswith("line 76: invalid YAML")
 
 
-def test_004_example1_migration(api):
+# Three of its target cluster's properties are not Kafka client properties (a misspelt `acks`, two Connect
+# worker settings in the wrong spelling): the override policy's allowlist refuses them, naming each.
+MIGRATION_TYPOS = ("producer.ack", "offset_flush_timeout", "task_shutdown_graceful_timeout_ms")
+
+
+def migration_seed() -> str:
+    """004's migration resource with its target cluster's properties spelt as Kafka spells them."""
+    text = seed("004_kafkamirrormaker2_example1_migration_unwrapped.yaml").replace("producer.ack:", "producer.acks:")
+    return "\n".join(line for line in text.splitlines() if not line.strip().startswith(MIGRATION_TYPOS[1:]))
+
+
+def test_004_example1_migration_as_published_is_refused_naming_each_unknown_property(api):
     text = seed("004_kafkamirrormaker2_example1_migration_unwrapped.yaml")
+    response = import_json(api, {"content": text, "values": {"my-target-cluster": {"password": "s3cret"}}})
+    assert response.status_code == 400, response.content
+    messages = response.json()["spec.clusters[1].config"]
+    assert [m.split(":")[0] for m in messages] == list(MIGRATION_TYPOS)
+    assert all("MIRRORPLANE_CLIENT_CONFIG_ALLOW" in m for m in messages)
+    assert not Cluster.objects.exists() and not Mirror.objects.exists()
+
+
+def test_004_example1_migration(api):
+    text = migration_seed()
     response = import_json(api, {"content": text, "values": {"my-target-cluster": {"password": "s3cret"}}})
     assert response.status_code == 201, response.content
     target = Cluster.objects.get(alias="my-target-cluster")
@@ -245,7 +267,7 @@ def test_004_example1_migration(api):
 
 
 def test_missing_password_is_reported_not_fatal(api):
-    text = seed("004_kafkamirrormaker2_example1_migration_unwrapped.yaml")
+    text = migration_seed()
     response = import_file(api, text)
     assert response.status_code == 201, response.content
     assert {"cluster": "my-target-cluster", "field": "password", "secret": "mm2-target-cluster/password",
@@ -313,10 +335,10 @@ def test_import_needs_admin_and_export_allows_viewers(api, api_as):
 def create_rich_mirror(api) -> dict:
     clusters = [
         {"alias": "east", "bootstrap_servers": "east:9093", "security_protocol": "SASL_SSL",
-         "sasl_mechanism": "SCRAM-SHA-512", "username": "mm2", "password": "top-secret", "ca_pem": "CA PEM",
-         "config": {"client.dns.lookup": "use_all_dns_ips"}},
-        {"alias": "west", "bootstrap_servers": "west:9093", "security_protocol": "SSL", "cert_pem": "CERT",
-         "key_pem": "PRIVATE KEY"},
+         "sasl_mechanism": "SCRAM-SHA-512", "username": "mm2", "password": "top-secret",
+         "ca_pem": pem.ca().cert_pem, "config": {"client.dns.lookup": "use_all_dns_ips"}},
+        {"alias": "west", "bootstrap_servers": "west:9093", "security_protocol": "SSL",
+         "cert_pem": pem.client().cert_pem, "key_pem": pem.client().key_pem},
     ]
     for cluster in clusters:
         assert api.post("/api/v1/clusters/", cluster, format="json").status_code == 201
@@ -353,7 +375,8 @@ def test_export_then_import_round_trips(api, file_format, media_type):
     assert response.status_code == 200
     assert response["Content-Type"].startswith(media_type)
     text = response.content.decode()
-    for secret in ("top-secret", "PRIVATE KEY", "CA PEM", "CERT"):
+    for secret in ("top-secret", "PRIVATE KEY", pem.key_body(pem.client().key_pem),
+                   pem.client().cert_pem.splitlines()[1], pem.ca().cert_pem.splitlines()[1]):
         assert secret not in text
     Mirror.objects.all().delete()
     Cluster.objects.all().delete()

@@ -12,13 +12,14 @@ from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
 from mirrors.models import Event
+from tests import pem
 
 pytestmark = pytest.mark.django_db
 
 PASSWORD = "pw-Zq7-never-show-me-4711"
-KEY_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7leakcanary9x"
-KEY_PEM = f"-----BEGIN PRIVATE KEY-----\n{KEY_BODY}\n-----END PRIVATE KEY-----\n"
-CERT_PEM = "-----BEGIN CERTIFICATE-----\nMIIBcertificatecanbepublic\n-----END CERTIFICATE-----\n"
+KEY_PEM = pem.client().key_pem  # parsed when stored: a real key, whose body is the canary
+KEY_BODY = pem.key_body(KEY_PEM)
+CERT_PEM = pem.client().cert_pem
 USER_PASSWORD = "user-pw-canary-0815-xyz"
 SECRETS = (PASSWORD, KEY_BODY, USER_PASSWORD)
 PATH_VALUES = {"alias": "east", "name": "east-to-west", "kind": "source", "task": "0", "username": "vera"}
@@ -68,6 +69,12 @@ def test_no_response_event_log_or_export_contains_a_stored_secret(api, all_logs,
     assert bodies[0][1].count('"has_password":true') == 1 and '"has_key":true' in bodies[0][1]
     keep("update east", api.patch("/api/v1/clusters/east/", {"password": PASSWORD, "config": {"acks": "all"}},
                                   format="json"))
+    broken_key = KEY_PEM.replace("\n-----END", "!\n-----END")  # not base64; its first line is the canary
+    broken = api.patch("/api/v1/clusters/west/", {"key_pem": broken_key}, format="json")
+    other = api.patch("/api/v1/clusters/west/", {"key_pem": pem.client("other").key_pem}, format="json")
+    keep("broken key", broken)
+    keep("someone else's key", other)
+    assert broken.status_code == other.status_code == 400 and "key_pem" in broken.json() and "key_pem" in other.json()
     keep("invalid update", api.patch("/api/v1/clusters/east/", {"security_protocol": "PLAINTEXT",
                                                                 "key_pem": KEY_PEM}, format="json"))
     keep("mirror", api.post("/api/v1/mirrors/", {"name": "east-to-west", "source": "east", "target": "west"},
@@ -102,10 +109,10 @@ def test_no_response_event_log_or_export_contains_a_stored_secret(api, all_logs,
 
 
 def test_the_database_holds_ciphertext(api):
-    api.post("/api/v1/clusters/", {
+    assert api.post("/api/v1/clusters/", {
         "alias": "east", "bootstrap_servers": "h:9092", "security_protocol": "SASL_SSL",
         "sasl_mechanism": "PLAIN", "username": "u", "password": PASSWORD, "cert_pem": CERT_PEM,
-        "key_pem": KEY_PEM}, format="json")
+        "key_pem": KEY_PEM}, format="json").status_code == 201
     with connection.cursor() as cursor:
         cursor.execute("SELECT password, key_pem FROM mirrors_cluster WHERE alias = 'east'")
         password, key = cursor.fetchone()

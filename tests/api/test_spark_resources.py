@@ -10,6 +10,7 @@ from controlplane.infra import class_archive
 from controlplane.infra import spark as spark_jars
 from mirrors.models import Mirror
 from mirrors.services import runtime
+from spark_runtime.overrides import OverridePolicy, kafka_system_properties
 
 pytestmark = pytest.mark.django_db
 
@@ -125,8 +126,12 @@ def test_command_line_carries_the_mirror_resources(api, clusters):
     assert opts["--executor-cores"] == ["1"]
     assert opts["--total-executor-cores"] == ["2"]
     assert opts["--num-executors"] == ["1"]
+    kafka_restrictions = " ".join(kafka_system_properties(OverridePolicy()))
     assert opts["--conf"] == ["spark.jars=/j/a.jar,/j/b.jar", "spark.ui.showConsoleProgress=false",
-                              "spark.eventLog.enabled=false", "spark.executor.memoryOverhead=384m"]
+                              f"spark.driver.extraJavaOptions={kafka_restrictions}",
+                              "spark.eventLog.enabled=false",
+                              f"spark.executor.extraJavaOptions={kafka_restrictions}",
+                              "spark.executor.memoryOverhead=384m"]
     assert argv[-1] == "--config=/data/m1/app.json"
 
 
@@ -136,7 +141,8 @@ def test_the_driver_gets_the_parallel_collector_by_default(api, clusters):
     assert runtime.driver_java_options(Mirror.objects.get(name="m1")) == "-XX:+UseParallelGC"
 
 
-@override_settings(SPARK_DRIVER_JAVA_OPTIONS="-XX:+UseParallelGC -Xss4m")
+@override_settings(SPARK_DRIVER_JAVA_OPTIONS="-XX:+UseParallelGC -Xss4m",
+                   SPARK_CONF_ALLOW=("spark.driver.extraJavaOptions",))  # the installation allows JVM options
 @pytest.mark.parametrize(("own", "inherited"), [("-XX:+UseG1GC -Dmy.flag=1", ""), ("", "-XX:+UseZGC")])
 def test_a_collector_chosen_elsewhere_replaces_ours(api, clusters, own, inherited):
     # two collectors and the JVM refuses to start: the mirror's (or the environment's) choice wins

@@ -13,6 +13,8 @@ import pytest
 
 from controlplane.infra import processes
 from mirrors.services import runtime
+from mirrors.services.overrides import installation_policy
+from spark_runtime.overrides import kafka_system_properties
 from tests.integration import kafka_tools
 from tests.integration.kafka_tools import Record
 from tests.integration.test_mirror_end_to_end import wait_for_status
@@ -73,6 +75,8 @@ def test_mirror_between_sasl_ssl_and_mtls_clusters(api, control_plane, secured_p
         assert secret not in driver_log.read_text(errors="replace"), "a credential is in the driver log"
         assert secret not in ui, "a credential is visible in the Spark UI"
     assert "mirror" in ui or "SASL_SSL" in ui, "the UI pages were read"
+    for restriction in kafka_system_properties(installation_policy()):  # SCRAM and mTLS work under them
+        assert restriction in command_lines, f"the driver JVM runs without {restriction}"
     config_file = runtime.work_dir(name) / runtime.APP_CONFIG
     assert config_file.stat().st_mode & 0o077 == 0, "the application's configuration is private"
     figures(f"SASL_SSL SCRAM-SHA-512 -> mTLS: 1000 records; no credential in {len(ui)} chars of Spark UI, "

@@ -250,3 +250,29 @@ def test_series_not_recorded_while_redis_is_away_do_not_stop_the_loop():
     app.step()
     assert not app.stopping
     assert all(c.state == RUNNING for c in connectors.values())
+
+
+def test_a_configuration_the_override_policy_refuses_fails_every_connector_without_starting_spark(tmp_path):
+    from spark_runtime.app import RefusedSession, build
+
+    path = tmp_path / "app.json"
+    path.write_text(json.dumps({
+        "name": MIRROR, "generation": 2, "work_dir": str(tmp_path), "redis_url": "redis://127.0.0.1:1/0",
+        "source": {"alias": "east", "bootstrap_servers": "e:9092", "config": {"metric.reporters": "x.Evil"}},
+        "target": {"alias": "west", "bootstrap_servers": "w:9092"},
+        "connectors": {"source": {"config": {"consumer.interceptor.classes": "x.Evil"}}},
+        "spark_conf": {"spark.driver.extraJavaOptions": "-XX:OnOutOfMemoryError=id"},
+        "overrides": {"spark_conf": "allowlist", "client_config": "allowlist"}}))
+    app = build(str(path))
+    assert isinstance(app.spark, RefusedSession) and app.lag is None
+    app.redis = client = FakeRedis()
+    app.step()
+    connectors = status_of(client)["connectors"]
+    assert set(connectors) == {"heartbeat", "source", "checkpoint"}
+    for status in connectors.values():
+        assert status["state"] == FAILED
+        assert status["error"].startswith("refused by this installation's override policy: ")
+        for key in ("spark.driver.extraJavaOptions", "clusters.east.config: metric.reporters",
+                    "connectors.source.config: consumer.interceptor.classes"):
+            assert key in status["error"]
+    app.spark.stop()

@@ -138,6 +138,12 @@
       if (configErrors.length) errors.connectors = Object.assign(errors.connectors || {}, {[kind]: {config: configErrors}});
       data.connectors[kind] = spec;
     });
+    // spark: the stored resources as they were, with the properties of the textarea
+    const spark = JSON.parse(document.getElementById("mirror-spark").textContent || "{}");
+    const sparkConf = mpForms.parseProperties(form.querySelector("[data-spark-conf]").value);
+    if (sparkConf.errors.length) errors.spark = {conf: sparkConf.errors};
+    if (Object.keys(sparkConf.config).length || "conf" in spark) spark.conf = sparkConf.config;
+    data.spark = spark;
     return {data: data, errors: Object.keys(errors).length ? errors : null};
   }
 
