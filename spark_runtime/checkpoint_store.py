@@ -117,3 +117,45 @@ def committed_offsets(spark: Any, checkpoint: str) -> dict[tuple[str, int], int]
     finally:
         stream.close()
     return parse_offsets_entry(str(text))
+
+
+# -- a real-time query's handover ------------------------------------------------------------
+# Spark commits a real-time query's progress only when an epoch ends; stopping it drops the
+# epoch under way, and a restart from the checkpoint would send that epoch's records again. A
+# query stopped on purpose hands its exact positions over instead, in a file beside the checkpoint
+# (which it deletes): the next query starts there.
+
+
+def handover_path(checkpoint: str) -> str:
+    return f"{checkpoint.rstrip('/')}.handover"
+
+
+def write_handover(spark: Any, checkpoint: str, positions: dict[tuple[str, int], int]) -> None:
+    """Record where the next query starts, then delete the checkpoint it replaces."""
+    fs, path = _filesystem(spark, handover_path(checkpoint))
+    offsets: dict[str, dict[str, int]] = {}
+    for (topic, partition), offset in sorted(positions.items()):
+        offsets.setdefault(topic, {})[str(partition)] = offset
+    stream = fs.create(path, True)
+    try:
+        stream.write(bytearray(json.dumps(offsets, sort_keys=True).encode()))
+    finally:
+        stream.close()
+    delete(spark, checkpoint)
+
+
+def read_handover(spark: Any, checkpoint: str) -> dict[tuple[str, int], int] | None:
+    """The positions a stopped query handed over, or None."""
+    fs, path = _filesystem(spark, handover_path(checkpoint))
+    if not fs.exists(path):
+        return None
+    stream = fs.open(path)
+    try:
+        text = str(spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+    finally:
+        stream.close()
+    return parse_offsets_entry(f"v1\n{{}}\n{text}")
+
+
+def delete_handover(spark: Any, checkpoint: str) -> None:
+    delete(spark, handover_path(checkpoint))

@@ -33,5 +33,10 @@ def progress(spark: Any) -> list[str]:
     return list(spark.sparkContext._jvm.io.mirrorplane.spark.RealTimeMirrorWriter.progress())
 
 
+def syncs_written(spark: Any) -> int:
+    """Offset syncs this JVM's real-time tasks wrote."""
+    return int(spark.sparkContext._jvm.io.mirrorplane.spark.RealTimeMirrorWriter.syncsWritten())
+
+
 def reset(spark: Any) -> None:
     spark.sparkContext._jvm.io.mirrorplane.spark.RealTimeMirrorWriter.reset()

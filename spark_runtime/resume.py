@@ -151,3 +151,12 @@ def plan(partitions: Iterable[Partition], syncs: dict[Partition, OffsetSync], re
         starts[(topic, partition)] = PartitionStart(topic, partition, sync.upstream_offset + 1, FROM_SYNC, end,
                                                     duplicates, sync)
     return ResumePlan(starts)
+
+
+def specific_offsets(partitions: Iterable[Partition], offsets: dict[Partition, int]) -> str:
+    """Spark's Kafka source `startingOffsets` JSON for `offsets`, every partition listed (one
+    without an offset starts at its beginning)."""
+    result: dict[str, dict[str, int]] = {}
+    for topic, partition in sorted(partitions):
+        result.setdefault(topic, {})[str(partition)] = offsets.get((topic, partition), EARLIEST)
+    return json.dumps(result, sort_keys=True)

@@ -46,6 +46,8 @@ MAX_BACKOFF_SECONDS = 60.0
 
 # How long an application of an older configuration may take to exit by itself before it is killed.
 GENERATION_GRACE = timedelta(seconds=30)
+# An application whose connectors are all stopped exits by itself; one still there this long after is killed.
+STOP_GRACE_SECONDS = 30.0
 
 # How precisely the last status report is remembered (a database write at most this often per mirror).
 REPORT_GRANULARITY = timedelta(seconds=5)
@@ -156,7 +158,7 @@ class Reconciler:
             if deployment.application_id and _snapshot(deployment) != before:
                 self._publish_desired(mirror, connectors, deployment)
         else:
-            if apps and apps.get(mirror.name):
+            if apps and apps.get(mirror.name) and not _exits_by_itself(deployment, status, now):
                 log.info("stopping the application of %s: every connector is stopped", mirror.name)
                 self._kill(engine, apps[mirror.name])
             deployment.state, deployment.pid = ApplicationState.NOT_RUNNING, None
@@ -367,3 +369,13 @@ def restart_limit(connectors: list[Connector]) -> int | None:
 
 def _snapshot(deployment: Deployment) -> tuple:
     return tuple(getattr(deployment, f.attname) for f in Deployment._meta.concrete_fields if f.name != "updated_at")
+
+
+def _exits_by_itself(deployment: Deployment, status: dict | None, now: datetime) -> bool:
+    """Every connector is stopped: a live application sees it on its next loop and exits by itself,
+    once its connectors have stopped cleanly (a real-time query hands its exact positions over).
+    One that reports nothing, or is still there STOP_GRACE_SECONDS after the decision, is killed."""
+    if not status:
+        return False
+    decided = deployment.updated_at if deployment.state == ApplicationState.NOT_RUNNING else None
+    return (now - (decided or now)).total_seconds() < STOP_GRACE_SECONDS

@@ -78,6 +78,9 @@ class SourceConnector(ReplicationModes, Connector):
         self.next_mode_check = 0.0
         self.mode_since: float | None = None  # when the running query's mode began
         self.mode_switches = 0  # auto mode's changes of mode in this application's life
+        self.real_time_syncs = 0  # offset syncs written by real-time tasks in this JVM
+        # Where the next query starts when a real-time query was stopped (checkpoint_store's handover).
+        self.handover: dict[tuple[str, int], int] | None = None
 
     # -- lifecycle hooks ----------------------------------------------------------------
 
@@ -92,7 +95,12 @@ class SourceConnector(ReplicationModes, Connector):
             log.warning("the source checkpoint %s cannot be restarted from (%s): deleting it, partitions resume "
                         "from their offset syncs", checkpoint, verdict.reason)
             checkpoint_store.delete(self.spark, checkpoint)
-        fresh = verdict.state != checkpoint_store.USABLE
+        handover = checkpoint_store.read_handover(self.spark, checkpoint)
+        if handover is not None and verdict.state == checkpoint_store.USABLE:
+            checkpoint_store.delete_handover(self.spark, checkpoint)  # the query it was for has run
+            handover = None
+        self.handover = handover
+        fresh = verdict.state != checkpoint_store.USABLE and handover is None
         plan = self._plan_resume() if fresh and self.topics else None
         if fresh:
             self.offset_syncs.reset()  # as MM2 after a task start: the next record of each partition is synced
@@ -113,7 +121,9 @@ class SourceConnector(ReplicationModes, Connector):
             raise RuntimeError(spark_query.describe_error(error) if error else "the replication query stopped")
         if self.mode is not None and self.mode.mode == replication_mode.REAL_TIME:
             self.progress.absorb_real_time(real_time.progress(self.spark))
+            self.real_time_syncs = real_time.syncs_written(self.spark)
         if self.query is not None and time.monotonic() >= self.next_mode_check:
+            self._settle_handover()
             self._reconsider_mode()
         if time.monotonic() >= self.next_refresh:
             discovered = self._replicable(self._discover())
@@ -166,7 +176,9 @@ class SourceConnector(ReplicationModes, Connector):
             log.info("no source topic matches %r yet", self.config.topics)
             return
         starting = "earliest"  # Spark reads startingOffsets only while its checkpoint has no batch yet
-        if self.fresh and not checkpoint_store.has_offsets(self.spark, self.config.checkpoint_dir("source")):
+        if self.handover is not None:
+            starting = resume.specific_offsets(self._partitions(), self.handover)
+        elif self.fresh and not checkpoint_store.has_offsets(self.spark, self.config.checkpoint_dir("source")):
             if self.resume_plan is None or set(self.resume_plan.starts) != set(self._partitions()):
                 plan = self._plan_resume()  # the topics changed before the first batch
                 with self._lock:
@@ -294,8 +306,36 @@ class SourceConnector(ReplicationModes, Connector):
             query.stop()
             query.awaitTermination(30)
             # Its tasks end on their own time (local[N]: in this JVM): let them deliver what they sent.
-            if not self.spark.sparkContext._jvm.io.mirrorplane.spark.KafkaMirrorWriter.quiesce(30_000):
+            settled = self.spark.sparkContext._jvm.io.mirrorplane.spark.KafkaMirrorWriter.quiesce(30_000)
+            if not settled:
                 log.warning("tasks of the stopped query were still copying after 30 s")
+            elif self.mode is not None and self.mode.mode == replication_mode.REAL_TIME and self._tasks_local():
+                self._hand_over()
+
+    def _settle_handover(self) -> None:
+        """Once the query started from a handover has planned its first batch, its checkpoint
+        carries the positions on: the handover file goes."""
+        checkpoint = self.config.checkpoint_dir("source")
+        if self.handover is not None and checkpoint_store.has_offsets(self.spark, checkpoint):
+            checkpoint_store.delete_handover(self.spark, checkpoint)
+            self.handover = None
+
+    def _tasks_local(self) -> bool:
+        return str(self.spark.sparkContext.master).startswith("local")
+
+    def _hand_over(self) -> None:
+        """The stopped real-time query's exact positions, for the next query (see checkpoint_store):
+        every record its tasks had acknowledged, known here because they ran in this JVM."""
+        self.progress.absorb_real_time(real_time.progress(self.spark))
+        checkpoint = self.config.checkpoint_dir("source")
+        positions = checkpoint_store.committed_offsets(self.spark, checkpoint)
+        if self.handover:
+            positions = self.handover | positions
+        for tp, offset in self.progress.next_offsets().items():
+            positions[tp] = max(positions.get(tp, offset), offset)
+        if positions:
+            checkpoint_store.write_handover(self.spark, checkpoint, positions)
+            self.handover = positions
 
     # -- positions, for the lag sampler ---------------------------------------------------
 
@@ -311,6 +351,7 @@ class SourceConnector(ReplicationModes, Connector):
             topics = dict(self.topics)
             fresh = self.fresh
             known = dict(self.resume_plan.next_offsets()) if self.resume_plan is not None else {}
+            known |= self.handover or {}
         for tp, offset in self.progress.next_offsets().items():
             known[tp] = max(known.get(tp, 0), offset)
         if not topics:
@@ -341,7 +382,7 @@ class SourceConnector(ReplicationModes, Connector):
                 "topics": sorted(self.topics),
                 "held_back": dict(self.held_back),
                 "acl_sync": self.remote_topics.acl_sync_note,
-                "metrics": metrics | {"offset_syncs": self.offset_syncs.emitted},
+                "metrics": metrics | {"offset_syncs": self.offset_syncs.emitted + self.real_time_syncs},
                 "partitions": partitions,
                 "resumed": self.last_resume,
                 "replication_mode": {"setting": self.mode_setting, "mode": self.mode.mode if self.mode else None,

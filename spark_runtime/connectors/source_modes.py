@@ -15,6 +15,7 @@ from spark_runtime import checkpoint_store, replication_mode
 log = logging.getLogger(__name__)
 
 MODE_CHECK_SECONDS = 5.0  # auto mode weighs the backlog this often
+CALLS_TO_SWITCH = 2  # checks in a row that call for the other mode before it is taken
 
 
 class ReplicationModes:
@@ -22,6 +23,7 @@ class ReplicationModes:
     mode: replication_mode.ModeDecision | None
     next_mode_check: float
     mode_switches: int
+    mode_calls: int = 0  # checks in a row that called for the other mode
     topics: dict[str, int]
     fresh: bool
     resume_plan: Any
@@ -80,7 +82,11 @@ class ReplicationModes:
             return
         positions = self.positions()
         decision = self._decide_mode(self._backlog(positions.next_offsets) if positions else None)
-        if decision.mode != self.mode.mode:
+        # A change is made when two checks in a row call for it: the tail of a backfill, still
+        # being copied, is not taken for steady traffic.
+        self.mode_calls = self.mode_calls + 1 if decision.mode != self.mode.mode else 0
+        if self.mode_calls >= CALLS_TO_SWITCH:
+            self.mode_calls = 0
             log.info("switching from %s to %s: %s", self.mode.mode, decision.mode, decision.reason)
             self.mode_switches += 1
             self._stop_query()

@@ -41,6 +41,9 @@ DEMO_GROUP = "billing"
 # The demo mirror on YARN: a small driver container and one executor.
 YARN_DEMO_SPARK = {"master": "yarn", "driver_memory": "768m", "executor_memory": "512m", "num_executors": 1,
                    "executor_cores": 2}
+# The demo mirror here: a task slot for each of its 10 source partitions (heartbeats included) and
+# two spare, so that it runs in real-time mode once the first backlog is copied.
+LOCAL_DEMO_SPARK = {"master": "local[12]"}
 DEMO_CHECKPOINTS = {"emit.checkpoints.interval.seconds": "5", "sync.group.offsets.enabled": "true",
                     "sync.group.offsets.interval.seconds": "10", "refresh.groups.interval.seconds": "15"}
 
@@ -133,7 +136,7 @@ class Command(BaseCommand):
         for cluster in (east, west):
             Cluster.objects.update_or_create(alias=cluster.alias,
                                              defaults={"bootstrap_servers": cluster.bootstrap_servers})
-        spark = YARN_DEMO_SPARK if self.engine == "yarn" else {}
+        spark = YARN_DEMO_SPARK if self.engine == "yarn" else LOCAL_DEMO_SPARK
         if not Mirror.objects.filter(name=MIRROR).exists():
             create_mirror(name=MIRROR, source=Cluster.objects.get(alias="east"),
                           target=Cluster.objects.get(alias="west"), topics="orders, payments", spark=spark,

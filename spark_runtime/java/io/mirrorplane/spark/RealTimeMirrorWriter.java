@@ -55,6 +55,8 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
     private static final LinkedBlockingQueue<Runnable> SYNC_QUEUE = new CountingQueue();
     private static final AtomicLong QUEUED = new AtomicLong();
     private static final AtomicLong SENT = new AtomicLong();
+    /** Offset syncs this JVM's tasks wrote, acknowledged. */
+    private static final AtomicLong SYNCS_WRITTEN = new AtomicLong();
     private static final Logger LOG = LoggerFactory.getLogger(RealTimeMirrorWriter.class);
 
     static {
@@ -176,6 +178,8 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
             (metadata, e) -> {
                 if (e != null) {
                     failure.compareAndSet(null, e);
+                } else {
+                    SYNCS_WRITTEN.incrementAndGet();
                 }
             }));
     }
@@ -271,6 +275,11 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
         List<String> lines = new ArrayList<>();
         partitions.forEach((key, p) -> lines.add("P\t" + key + "\t" + p[0] + "\t" + p[1] + "\t" + p[2] + "\t" + p[3]));
         return lines;
+    }
+
+    /** Offset syncs written by this JVM's tasks since it started. */
+    public static long syncsWritten() {
+        return SYNCS_WRITTEN.get();
     }
 
     /**
