@@ -1,4 +1,4 @@
-"""`POST /api/v1/import/` of every seed example and `GET /api/v1/mirrors/{name}/export/` round trips."""
+"""`POST /api/v1/import/` of every published example and `GET /api/v1/mirrors/{name}/export/` round trips."""
 
 from pathlib import Path
 
@@ -9,14 +9,14 @@ from tests import pem
 
 pytestmark = pytest.mark.django_db
 
-SEEDS = Path(__file__).parent.parent / "fixtures" / "seeds"
+PUBLISHED = Path(__file__).parent.parent / "fixtures" / "published"
 BASE = "001_properties_example3_bidirectional.properties"
 BASE_VALUES = {"cluster-1": {"bootstrap_servers": "one:443"}, "cluster-2": {"bootstrap_servers": "two:443"}}
 STRIMZI_ALIASES = ("my-cluster-source", "my-cluster-target")
 
 
-def seed(name: str) -> str:
-    return (SEEDS / name).read_text()
+def example(name: str) -> str:
+    return (PUBLISHED / name).read_text()
 
 
 def import_file(api, text: str, query: str = "", content_type: str = "application/yaml"):
@@ -38,9 +38,9 @@ def connector(name: str, kind: str):
     return Mirror.objects.get(name=name).connectors.get(kind=kind)
 
 
-# -- one test per seed example: dry run, then the real import -------------------------------------------------
+# -- one test per published example: dry run, then the real import -------------------------------------------------
 def test_000_example1_minimal(api):
-    text = seed("000_kafkamirrormaker2_example1_minimal.yaml")
+    text = example("000_kafkamirrormaker2_example1_minimal.yaml")
     dry = import_file(api, text, "?dry_run=true")
     assert dry.status_code == 200, dry.content
     assert dry.json()["created"] == {"clusters": list(STRIMZI_ALIASES), "mirrors": ["my-mirror-maker2"]}
@@ -59,7 +59,7 @@ def test_000_example1_minimal(api):
 
 
 def test_000_example2_full(api):
-    response = import_file(api, seed("000_kafkamirrormaker2_example2_full.yaml"))
+    response = import_file(api, example("000_kafkamirrormaker2_example2_full.yaml"))
     assert response.status_code == 201, response.content
     mirror = Mirror.objects.get(name="my-mirror-maker2")
     assert (mirror.topics, mirror.groups, mirror.replication_policy) == (
@@ -76,7 +76,7 @@ def test_000_example2_full(api):
 
 
 def test_000_example3_multiple_instances(api, existing_clusters):
-    response = import_file(api, seed("000_kafkamirrormaker2_example3_multiple_instances.yaml"))
+    response = import_file(api, example("000_kafkamirrormaker2_example3_multiple_instances.yaml"))
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["created"] == {"clusters": [], "mirrors": []} and body["reused"]["clusters"] == ["my-cluster-target"]
@@ -84,13 +84,13 @@ def test_000_example3_multiple_instances(api, existing_clusters):
 
 
 def test_000_example3_without_the_cluster_names_it(api):
-    response = import_file(api, seed("000_kafkamirrormaker2_example3_multiple_instances.yaml"))
+    response = import_file(api, example("000_kafkamirrormaker2_example3_multiple_instances.yaml"))
     assert response.status_code == 400
     assert "unknown cluster alias 'my-cluster-target'" in response.json()["spec.clusters[0].alias"][0]
 
 
 def test_000_example4_producers_consumers(api, existing_clusters):
-    response = import_file(api, seed("000_kafkamirrormaker2_example4_producers_consumers.yaml"))
+    response = import_file(api, example("000_kafkamirrormaker2_example4_producers_consumers.yaml"))
     assert response.status_code == 201, response.content
     source = connector("my-mirror-maker2", "source")
     assert source.tasks_max == 5 and source.config["producer.override.batch.size"] == "327680"
@@ -98,18 +98,18 @@ def test_000_example4_producers_consumers(api, existing_clusters):
 
 
 def test_000_example5_source_tasks(api, existing_clusters):
-    assert import_file(api, seed("000_kafkamirrormaker2_example5_source_tasks.yaml")).status_code == 201
+    assert import_file(api, example("000_kafkamirrormaker2_example5_source_tasks.yaml")).status_code == 201
     assert connector("my-mirror-maker2", "source").tasks_max == 10
 
 
 def test_000_example6_checkpoint_tasks(api, existing_clusters):
-    assert import_file(api, seed("000_kafkamirrormaker2_example6_checkpoint_tasks.yaml")).status_code == 201
+    assert import_file(api, example("000_kafkamirrormaker2_example6_checkpoint_tasks.yaml")).status_code == 201
     assert connector("my-mirror-maker2", "checkpoint").tasks_max == 10
     assert connector("my-mirror-maker2", "source").desired_state == "stopped"
 
 
 def test_000_example7_mtls(api):
-    response = import_file(api, seed("000_kafkamirrormaker2_example7_mtls.yaml"), "?dry_run=true")
+    response = import_file(api, example("000_kafkamirrormaker2_example7_mtls.yaml"), "?dry_run=true")
     assert response.status_code == 200, response.content
     assert {(n["cluster"], n["field"], n["secret"]) for n in response.json()["needs_values"]} == {
         ("my-source-cluster", "ca_pem", "my-source-cluster-cluster-ca-cert/*.crt"),
@@ -118,7 +118,7 @@ def test_000_example7_mtls(api):
         ("my-target-cluster", "ca_pem", "my-target-cluster-cluster-ca-cert/*.crt"),
         ("my-target-cluster", "cert_pem", "my-target-user/user.crt"),
         ("my-target-cluster", "key_pem", "my-target-user/user.key")}
-    assert import_file(api, seed("000_kafkamirrormaker2_example7_mtls.yaml")).status_code == 201
+    assert import_file(api, example("000_kafkamirrormaker2_example7_mtls.yaml")).status_code == 201
     mirror = Mirror.objects.get(name="my-mirror-maker-2")
     assert mirror.topics == "topic1|topic2|topic3"
     assert connector(mirror.name, "checkpoint").config == {"checkpoints.topic.replication.factor": "1",
@@ -126,25 +126,25 @@ def test_000_example7_mtls(api):
 
 
 def test_000_example8_stopped(api, existing_clusters):
-    assert import_file(api, seed("000_kafkamirrormaker2_example8_stopped.yaml")).status_code == 201
+    assert import_file(api, example("000_kafkamirrormaker2_example8_stopped.yaml")).status_code == 201
     source = connector("my-mirror-maker2", "source")
     assert (source.desired_state, source.tasks_max, source.auto_restart_enabled) == ("stopped", 10, True)
 
 
 def test_001_example1_tasks_max(api, existing_clusters):
-    text = seed("001_properties_example1_tasks_max.properties")
+    text = example("001_properties_example1_tasks_max.properties")
     response = import_file(api, text, content_type="text/x-java-properties")
     assert response.status_code == 201, response.content
     assert response.json()["created"]["mirrors"] == []
     assert "no flow is enabled" in " ".join(response.json()["warnings"])
-    combined = import_json(api, {"content": seed(BASE) + text, "values": BASE_VALUES}, "?replace=true")
+    combined = import_json(api, {"content": example(BASE) + text, "values": BASE_VALUES}, "?replace=true")
     assert combined.status_code == 201, combined.content
     assert combined.json()["updated"]["clusters"] == ["cluster-1", "cluster-2"]
     assert connector("cluster-1-to-cluster-2", "source").tasks_max == 10
 
 
 def test_001_example2_high_volume(api, existing_clusters):
-    text = seed("001_properties_example2_high_volume.properties")
+    text = example("001_properties_example2_high_volume.properties")
     response = import_file(api, text, "?replace=true", content_type="text/plain")
     assert response.status_code == 201, response.content
     assert Cluster.objects.get(alias="cluster-2").config == {"producer.buffer.memory": "8388608"}
@@ -152,7 +152,7 @@ def test_001_example2_high_volume(api, existing_clusters):
 
 
 def test_001_example3_bidirectional(api):
-    text = seed(BASE)
+    text = example(BASE)
     dry = import_file(api, text, "?dry_run=true", content_type="text/plain")
     assert dry.status_code == 200, dry.content
     assert dry.json()["created"]["mirrors"] == ["cluster-1-to-cluster-2", "cluster-2-to-cluster-1"]
@@ -177,9 +177,9 @@ def test_001_example3_bidirectional(api):
     ("002_properties_example2_legacy_mode.properties", lambda m: m.replication_policy == "legacy"),
 ])
 def test_001_002_snippets_added_to_the_bidirectional_file(api, snippet, check):
-    alone = import_file(api, seed(snippet), content_type="text/plain")
+    alone = import_file(api, example(snippet), content_type="text/plain")
     assert alone.status_code == 400 and "content" in alone.json()
-    response = import_json(api, {"content": seed(BASE) + seed(snippet), "values": BASE_VALUES})
+    response = import_json(api, {"content": example(BASE) + example(snippet), "values": BASE_VALUES})
     assert response.status_code == 201, response.content
     assert all(check(mirror) for mirror in Mirror.objects.all()) and Mirror.objects.count() == 2
 
@@ -187,7 +187,7 @@ def test_001_002_snippets_added_to_the_bidirectional_file(api, snippet, check):
 def test_002_example1_bidirectional(api):
     values = {"cluster-1": {"bootstrap_servers": "one:443", "ca_pem": pem.ca().cert_pem},
               "cluster-2": {"bootstrap_servers": "two:443"}}
-    response = import_json(api, {"content": seed("002_properties_example1_bidirectional.properties"),
+    response = import_json(api, {"content": example("002_properties_example1_bidirectional.properties"),
                                  "values": values})
     assert response.status_code == 201, response.content
     assert Cluster.objects.get(alias="cluster-1").ca_pem == pem.ca().cert_pem.strip()
@@ -196,37 +196,37 @@ def test_002_example1_bidirectional(api):
 
 
 def test_003_example1_topics_pattern(api, existing_clusters):
-    assert import_file(api, seed("003_kafkamirrormaker2_example1_topics_pattern.yaml")).status_code == 201
+    assert import_file(api, example("003_kafkamirrormaker2_example1_topics_pattern.yaml")).status_code == 201
     assert Mirror.objects.get(name="my-mirror-maker2").topics == ".*"
 
 
 def test_003_example2_groups_pattern(api, existing_clusters):
-    assert import_file(api, seed("003_kafkamirrormaker2_example2_groups_pattern.yaml")).status_code == 201
+    assert import_file(api, example("003_kafkamirrormaker2_example2_groups_pattern.yaml")).status_code == 201
     assert Mirror.objects.get(name="my-mirror-maker2").groups == "group1|group2|group3"
 
 
 def test_003_example3_minimal_v1alpha1(api):
-    response = import_file(api, seed("003_kafkamirrormaker2_example3_minimal.yaml"))
+    response = import_file(api, example("003_kafkamirrormaker2_example3_minimal.yaml"))
     assert response.status_code == 201, response.content
     assert "apiVersion kafka.strimzi.io/v1alpha1 read as kafka.strimzi.io/v1beta2" in response.json()["warnings"]
 
 
 def test_003_example4_tls_clusters_only(api):
-    response = import_file(api, seed("003_kafkamirrormaker2_example4_tls.yaml"))
+    response = import_file(api, example("003_kafkamirrormaker2_example4_tls.yaml"))
     assert response.status_code == 201, response.content
     assert response.json()["created"] == {"clusters": list(STRIMZI_ALIASES), "mirrors": []}
     assert "spec.clusters[1].tls.secretName" in {u["path"] for u in response.json()["unsupported"]}
 
 
 def test_003_example5_connector_config_outside_mirrors(api):
-    response = import_file(api, seed("003_kafkamirrormaker2_example5_connector_config.yaml"))
+    response = import_file(api, example("003_kafkamirrormaker2_example5_connector_config.yaml"))
     assert response.status_code == 201, response.content
     assert {u["path"] for u in response.json()["unsupported"]} == {
         "spec.sourceConnector", "spec.heartbeatConnector", "spec.checkpointConnector"}
 
 
 def test_004_example1_migration_verbatim_names_the_line(api):
-    response = import_file(api, seed("004_kafkamirrormaker2_example1_migration.yaml"))
+    response = import_file(api, example("004_kafkamirrormaker2_example1_migration.yaml"))
     assert response.status_code == 400
     assert response.json()["content"][0].startswith("line 76: invalid YAML")
 
@@ -236,14 +236,14 @@ def test_004_example1_migration_verbatim_names_the_line(api):
 MIGRATION_TYPOS = ("producer.ack", "offset_flush_timeout", "task_shutdown_graceful_timeout_ms")
 
 
-def migration_seed() -> str:
+def migration_example() -> str:
     """004's migration resource with its target cluster's properties spelt as Kafka spells them."""
-    text = seed("004_kafkamirrormaker2_example1_migration_unwrapped.yaml").replace("producer.ack:", "producer.acks:")
+    text = example("004_kafkamirrormaker2_example1_migration_unwrapped.yaml").replace("producer.ack:", "producer.acks:")
     return "\n".join(line for line in text.splitlines() if not line.strip().startswith(MIGRATION_TYPOS[1:]))
 
 
 def test_004_example1_migration_as_published_is_refused_naming_each_unknown_property(api):
-    text = seed("004_kafkamirrormaker2_example1_migration_unwrapped.yaml")
+    text = example("004_kafkamirrormaker2_example1_migration_unwrapped.yaml")
     response = import_json(api, {"content": text, "values": {"my-target-cluster": {"password": "s3cret"}}})
     assert response.status_code == 400, response.content
     messages = response.json()["spec.clusters[1].config"]
@@ -253,7 +253,7 @@ def test_004_example1_migration_as_published_is_refused_naming_each_unknown_prop
 
 
 def test_004_example1_migration(api):
-    text = migration_seed()
+    text = migration_example()
     response = import_json(api, {"content": text, "values": {"my-target-cluster": {"password": "s3cret"}}})
     assert response.status_code == 201, response.content
     target = Cluster.objects.get(alias="my-target-cluster")
@@ -267,7 +267,7 @@ def test_004_example1_migration(api):
 
 
 def test_missing_password_is_reported_not_fatal(api):
-    text = migration_seed()
+    text = migration_example()
     response = import_file(api, text)
     assert response.status_code == 201, response.content
     assert {"cluster": "my-target-cluster", "field": "password", "secret": "mm2-target-cluster/password",
@@ -390,8 +390,8 @@ def test_export_then_import_round_trips(api, file_format, media_type):
     assert {alias: cluster_fields(alias) for alias in ("east", "west")} == clusters_before
 
 
-def test_imported_seed_round_trips_through_both_formats(api):
-    assert import_file(api, seed("000_kafkamirrormaker2_example2_full.yaml")).status_code == 201
+def test_imported_example_round_trips_through_both_formats(api):
+    assert import_file(api, example("000_kafkamirrormaker2_example2_full.yaml")).status_code == 201
     before = api.get("/api/v1/mirrors/my-mirror-maker2/").json()
     for file_format in ("strimzi", "properties"):
         text = api.get(f"/api/v1/mirrors/my-mirror-maker2/export/?format={file_format}").content.decode()

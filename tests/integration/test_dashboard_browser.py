@@ -22,7 +22,7 @@ from tests.integration.test_mirror_end_to_end import create_clusters
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "seeds"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "published"
 GRAPHS = ("throughput_records", "throughput_bytes", "lag_records", "lag_seconds", "heartbeat", "checkpoint", "tasks")
 
 

@@ -7,12 +7,12 @@ import pytest
 from mirrors.interchange import properties
 from mirrors.interchange.plan import InvalidContent
 
-SEEDS = Path(__file__).parent.parent / "fixtures" / "seeds"
+PUBLISHED = Path(__file__).parent.parent / "fixtures" / "published"
 BASE = "001_properties_example3_bidirectional.properties"
 
 
-def seed(name: str) -> str:
-    return (SEEDS / name).read_text()
+def example(name: str) -> str:
+    return (PUBLISHED / name).read_text()
 
 
 def test_reader_follows_java_properties_syntax():
@@ -22,7 +22,7 @@ def test_reader_follows_java_properties_syntax():
 
 
 def test_bidirectional_example_makes_two_flows_with_top_level_defaults():
-    plan = properties.parse(seed(BASE))
+    plan = properties.parse(example(BASE))
     assert [m.name for m in plan.mirrors] == ["cluster-1-to-cluster-2", "cluster-2-to-cluster-1"]
     forward, backward = plan.mirrors
     assert forward.fields == {"separator": "-", "topics": ".*"}
@@ -45,7 +45,7 @@ def test_flow_property_wins_over_top_level():
 
 
 def test_legacy_mode_snippet_on_the_bidirectional_file():
-    plan = properties.parse(seed(BASE) + seed("001_properties_example6_legacy_mode.properties"))
+    plan = properties.parse(example(BASE) + example("001_properties_example6_legacy_mode.properties"))
     for mirror in plan.mirrors:
         assert mirror.fields["replication_policy"] == "legacy"
         assert mirror.connectors["checkpoint"]["config"]["emit.checkpoints.enabled"] == "false"

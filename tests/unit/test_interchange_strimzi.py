@@ -9,11 +9,11 @@ from mirrors import interchange
 from mirrors.interchange import strimzi
 from mirrors.interchange.plan import InvalidContent, policy_of_class
 
-SEEDS = Path(__file__).parent.parent / "fixtures" / "seeds"
+PUBLISHED = Path(__file__).parent.parent / "fixtures" / "published"
 
 
-def seed(name: str) -> str:
-    return (SEEDS / name).read_text()
+def example(name: str) -> str:
+    return (PUBLISHED / name).read_text()
 
 
 def unsupported_paths(plan) -> set[str]:
@@ -21,7 +21,7 @@ def unsupported_paths(plan) -> set[str]:
 
 
 def test_minimal_example_maps_clusters_and_one_mirror_named_after_the_resource():
-    plan = strimzi.parse(seed("000_kafkamirrormaker2_example1_minimal.yaml"))
+    plan = strimzi.parse(example("000_kafkamirrormaker2_example1_minimal.yaml"))
     assert [(c.alias, c.fields) for c in plan.clusters] == [
         ("my-cluster-source", {"bootstrap_servers": "my-cluster-source-kafka-bootstrap:9092",
                                "security_protocol": "PLAINTEXT"}),
@@ -36,7 +36,7 @@ def test_minimal_example_maps_clusters_and_one_mirror_named_after_the_resource()
 
 
 def test_full_example_moves_policy_to_the_mirror_and_lists_deployment_settings():
-    plan = strimzi.parse(seed("000_kafkamirrormaker2_example2_full.yaml"))
+    plan = strimzi.parse(example("000_kafkamirrormaker2_example2_full.yaml"))
     [mirror] = plan.mirrors
     assert mirror.fields == {"topics": "topic1|topic2|topic3", "groups": "group1|group2|group3",
                              "replication_policy": "identity"}
@@ -51,7 +51,7 @@ def test_full_example_moves_policy_to_the_mirror_and_lists_deployment_settings()
 
 
 def test_scram_authentication_asks_for_the_password_secret():
-    plan = strimzi.parse(seed("004_kafkamirrormaker2_example1_migration_unwrapped.yaml"))
+    plan = strimzi.parse(example("004_kafkamirrormaker2_example1_migration_unwrapped.yaml"))
     target = plan.cluster("my-target-cluster")
     assert target.fields["security_protocol"] == "SASL_SSL"
     assert target.fields["sasl_mechanism"] == "SCRAM-SHA-512"
@@ -63,12 +63,12 @@ def test_scram_authentication_asks_for_the_password_secret():
 
 def test_verbatim_migration_article_names_the_wrapped_line():
     with pytest.raises(InvalidContent) as error:
-        strimzi.parse(seed("004_kafkamirrormaker2_example1_migration.yaml"))
+        strimzi.parse(example("004_kafkamirrormaker2_example1_migration.yaml"))
     assert error.value.errors["content"][0].startswith("line 76: invalid YAML")
 
 
 def test_misindented_tls_secret_is_listed_not_dropped():
-    plan = strimzi.parse(seed("003_kafkamirrormaker2_example4_tls.yaml"))
+    plan = strimzi.parse(example("003_kafkamirrormaker2_example4_tls.yaml"))
     assert "spec.clusters[1].tls.secretName" in unsupported_paths(plan)
     assert plan.mirrors == []
 
@@ -109,6 +109,6 @@ spec:
 
 
 def test_format_detection():
-    assert interchange.detect_format(seed("000_kafkamirrormaker2_example1_minimal.yaml")) == "strimzi"
-    assert interchange.detect_format(seed("001_properties_example3_bidirectional.properties")) == "properties"
-    assert yaml.safe_load(seed("003_kafkamirrormaker2_example3_minimal.yaml"))["kind"] == "KafkaMirrorMaker2"
+    assert interchange.detect_format(example("000_kafkamirrormaker2_example1_minimal.yaml")) == "strimzi"
+    assert interchange.detect_format(example("001_properties_example3_bidirectional.properties")) == "properties"
+    assert yaml.safe_load(example("003_kafkamirrormaker2_example3_minimal.yaml"))["kind"] == "KafkaMirrorMaker2"
