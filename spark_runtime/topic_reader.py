@@ -36,8 +36,13 @@ class PartitionReader:
     def poll(self, timeout: float = 0.0) -> list[Message]:
         """Records available now (waiting up to `timeout` for the first ones)."""
         records: list[Message] = []
+        # The first record is taken as soon as it arrives (consume would wait the whole timeout for
+        # a full batch), then whatever else is already fetched.
+        first = self.consumer.poll(timeout)
+        pending = [first] if first is not None else []
         while True:
-            batch = self.consumer.consume(_BATCH, timeout=timeout if not records else 0)
+            batch = pending or self.consumer.consume(_BATCH, timeout=0)
+            pending = []
             if not batch:
                 return records
             for message in batch:
@@ -49,7 +54,6 @@ class PartitionReader:
                     self.caught_up = True
                 else:
                     raise RuntimeError(f"reading {self.topic!r} failed: {error.str()}")
-            timeout = 0.0
 
     def read_to_end(self, timeout: float = 30.0) -> list[Message]:
         """Everything up to the current end of the partition (or what arrived before the timeout)."""
