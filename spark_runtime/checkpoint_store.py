@@ -100,6 +100,14 @@ def parse_offsets_entry(text: str) -> dict[tuple[str, int], int]:
     return offsets
 
 
+def _read_text(spark: Any, fs: Any, path: Any) -> str:
+    stream = fs.open(path)
+    try:
+        return str(spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+    finally:
+        stream.close()
+
+
 def committed_offsets(spark: Any, checkpoint: str) -> dict[tuple[str, int], int]:
     """Where a restart from this checkpoint reads next, per partition: the offsets of its latest
     committed batch (empty when nothing was committed)."""
@@ -111,12 +119,7 @@ def committed_offsets(spark: Any, checkpoint: str) -> dict[tuple[str, int], int]
     entry = path(path(root, "offsets"), str(max(commits)))
     if not fs.exists(entry):
         return {}
-    stream = fs.open(entry)
-    try:
-        text = spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
-    finally:
-        stream.close()
-    return parse_offsets_entry(str(text))
+    return parse_offsets_entry(_read_text(spark, fs, entry))
 
 
 # -- a real-time query's handover ------------------------------------------------------------
@@ -149,12 +152,7 @@ def read_handover(spark: Any, checkpoint: str) -> dict[tuple[str, int], int] | N
     fs, path = _filesystem(spark, handover_path(checkpoint))
     if not fs.exists(path):
         return None
-    stream = fs.open(path)
-    try:
-        text = str(spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
-    finally:
-        stream.close()
-    return parse_offsets_entry(f"v1\n{{}}\n{text}")
+    return parse_offsets_entry(f"v1\n{{}}\n{_read_text(spark, fs, path)}")
 
 
 def delete_handover(spark: Any, checkpoint: str) -> None:

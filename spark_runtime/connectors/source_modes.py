@@ -39,7 +39,7 @@ class ReplicationModes:
         limit = self.settings.get_int("replication.mode.auto.backlog.records", replication_mode.DEFAULT_BACKLOG_RECORDS)
         return replication_mode.decide(self.mode_setting, sum(self.topics.values()), self.cores or 1, backlog, limit,
                                        self.mode.mode if self.mode is not None and self.query is not None else None,
-                                       local=str(self.spark.sparkContext.master).startswith("local"))
+                                       local=self._tasks_local())
 
     def _start_positions(self) -> dict[tuple[str, int], int]:
         """Where the query about to start reads next, per partition, as far as known: what it
