@@ -7,9 +7,11 @@ finds the application by its tags through the ResourceManager's REST API.
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import pytest
+from confluent_kafka import Producer
 
 from controlplane.infra import hadoop_fs, processes, yarn
 from mirrors.engines import EngineError, EngineUnavailable
@@ -216,10 +218,48 @@ def test_losing_the_nodemanager_that_hosts_the_driver_loses_nothing(
 IDLE_POLLING = {"spark.sql.streaming.pollingDelay": "250ms"}
 
 
+class ApplicationSampler(threading.Thread):
+    """Counts each mirror's live applications from the ResourceManager once a second, in one query."""
+
+    def __init__(self, rm: yarn.ResourceManager, names: list[str]):
+        super().__init__(daemon=True)
+        self.rm, self.names = rm, names
+        self.most = dict.fromkeys(names, 0)
+        self.samples = self.errors = 0
+        self.longest_gap = 0.0
+        self._last = time.monotonic()
+        self._stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self._stopped.is_set():
+            began = time.monotonic()
+            try:
+                apps = self.rm.applications("mirrorplane")
+            except yarn.ResourceManagerError:
+                self.errors += 1
+            else:
+                now = time.monotonic()
+                self.longest_gap, self._last = max(self.longest_gap, now - self._last), now
+                self.samples += 1
+                for name in self.names:
+                    live = sum(f"mirrorplane-mirror-{name}" in app.tags for app in apps)
+                    self.most[name] = max(self.most[name], live)
+            self._stopped.wait(max(0.0, 1 - (time.monotonic() - began)))
+
+    def stop(self) -> None:
+        """Stops sampling; a sampler that died early shows as one long gap."""
+        if not self._stopped.is_set():
+            self.longest_gap = max(self.longest_gap, time.monotonic() - self._last)
+        self._stopped.set()
+        if self.is_alive():
+            self.join(10)
+
+
 def test_two_workers_on_two_hosts_keep_one_application_per_mirror(
         api, devstack, yarn_cluster, control_plane, unique, figures):
     """A second worker with its own data folder (another host); the first is killed with -9 and comes back
-    later. Sampled from the ResourceManager every second: never two applications of one mirror.
+    later. Sampled from the ResourceManager every second, from the first submission to the end, on a
+    thread of its own: never two applications of one mirror.
 
     The suite runs 3 mirrors for 150 s; MIRRORPLANE_HA_MIRRORS and MIRRORPLANE_HA_SECONDS scale it up
     (the test bed's NodeManagers hold about 5 mirrors of this size; MIRRORPLANE_TESTBED_NODEMANAGER_MB
@@ -231,7 +271,8 @@ def test_two_workers_on_two_hosts_keep_one_application_per_mirror(
     create_clusters(api, devstack)
     names = [f"ha{i}-{unique}" for i in range(mirrors)]
     second = control_plane["spawn_worker"]("second")
-    rm = yarn.ResourceManager(yarn_cluster.resourcemanager_url)
+    sampler = ApplicationSampler(yarn.ResourceManager(yarn_cluster.resourcemanager_url), names)
+    sampler.start()  # from the first submission on
     try:
         # One after the other, as an operator adds mirrors: ten Spark applications starting at once
         # on this two-core machine starve each other past the supervisor's start timeout.
@@ -240,12 +281,13 @@ def test_two_workers_on_two_hosts_keep_one_application_per_mirror(
             create_yarn_mirror(api, name, name, spark=YARN_SPARK | {"executor_cores": 1, "conf": IDLE_POLLING},
                                connectors={"source": {"tasks_max": 1}})
             wait_for_status(api, name, lambda s: s["application"]["state"] == "running", 300)
-        most = dict.fromkeys(names, 0)
+        producer = Producer({"bootstrap.servers": east, "linger.ms": 5})
         started = time.monotonic()
         killed = restarted = False
         sequence = 0
         copied_at = dict.fromkeys(names, (0, started))  # remote end offset, when it last grew
         longest_stall = dict.fromkeys(names, 0.0)
+        next_check = started + 10
         while time.monotonic() - started < seconds:
             elapsed = time.monotonic() - started
             if not killed and elapsed > seconds * 0.13:
@@ -256,16 +298,20 @@ def test_two_workers_on_two_hosts_keep_one_application_per_mirror(
                 restarted = True
             sequence += 1
             for name in names:
-                kafka_tools.produce(east, name, {0: [kafka_tools.Record(f"{sequence}".encode(), b"v", (), 0)]})
-                most[name] = max(most[name], len(rm_applications(rm, name)))
-            if sequence % 10 == 0:
+                producer.produce(name, key=f"{sequence}".encode(), value=b"v", partition=0)
+            producer.poll(0)
+            if time.monotonic() >= next_check:
+                next_check += 10
                 now = time.monotonic()
                 for name in names:
                     end = sum(kafka_tools.end_offsets(west, f"east.{name}").values())
                     if end > copied_at[name][0]:
                         copied_at[name] = (end, now)
                     longest_stall[name] = max(longest_stall[name], now - copied_at[name][1])
-            time.sleep(1)
+            time.sleep(max(0.0, started + sequence - time.monotonic()))
+        assert producer.flush(60) == 0
+        sampler.stop()
+        most = sampler.most
         assert max(most.values()) <= 1, f"more than one application of a mirror at once: {most}"
         assert max(longest_stall.values()) <= 60, f"a mirror went a minute without copying: {longest_stall}"
         deadline = time.monotonic() + 90
@@ -275,12 +321,15 @@ def test_two_workers_on_two_hosts_keep_one_application_per_mirror(
                 break
             assert time.monotonic() < deadline, f"a mirror stopped replicating: {copied} of {sequence}"
             time.sleep(1)
+        assert sampler.longest_gap <= 5, f"the ResourceManager was not sampled for {sampler.longest_gap:.1f} s"
         figures(f"{mirrors} YARN mirrors, 2 workers, one killed -9 at {seconds * 0.13:.0f} s and restarted at "
-                f"{seconds * 0.53:.0f} s, {seconds:.0f} s sampled every second: at most {max(most.values())} "
+                f"{seconds * 0.53:.0f} s, {seconds:.0f} s: {sampler.samples} ResourceManager samples (longest gap "
+                f"{sampler.longest_gap:.1f} s, {sampler.errors} unanswered), at most {max(most.values())} "
                 f"application per mirror; longest time a mirror copied nothing "
                 f"{max(longest_stall.values()):.0f} s (read every 10 s); "
                 f"copied {sorted(copied.values())} of {sequence} records each")
     finally:
+        sampler.stop()
         control_plane["stop_worker"](second)
         for name in names:
             api.delete(f"/api/v1/mirrors/{name}/")
