@@ -3,15 +3,24 @@
 The query is built on the JVM side of the DataFrame (`RealTimeMirrorWriter` is a Java
 ForeachWriter): no Python runs per record or per epoch. The trigger's duration is the epoch, how
 often Spark commits its progress to the checkpoint: `offset.flush.interval.ms`, as often as MM2
-commits its offsets.
+commits its offsets, 60 s unless set (Kafka Connect's default). Each epoch boundary ends the
+long-running tasks and schedules new ones, holding back the records of that moment for 150-200 ms,
+so a shorter epoch raises the tail latency; a longer one resends more after a SIGKILL.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 WRITER_CLASS = "io.mirrorplane.spark.RealTimeMirrorWriter"
 MIN_EPOCH_MS = 5_000  # Spark's spark.sql.streaming.realTimeMode.minBatchDuration
+DEFAULT_EPOCH_MS = 60_000  # Kafka Connect's offset.flush.interval.ms
+
+
+def epoch_ms(flush_interval_ms: int) -> int:
+    """The trigger's duration for `offset.flush.interval.ms`: at least Spark's minimum."""
+    return max(flush_interval_ms, MIN_EPOCH_MS)
 
 
 def start(spark: Any, frame: Any, name: str, checkpoint: str, producer: Any, remote_topics: Any,
@@ -22,7 +31,7 @@ def start(spark: Any, frame: Any, name: str, checkpoint: str, producer: Any, rem
     jvm = spark.sparkContext._jvm
     writer = jvm.io.mirrorplane.spark.RealTimeMirrorWriter(producer, remote_topics, max_offset_lag, sync_topic,
                                                            sync_producer)
-    trigger = jvm.org.apache.spark.sql.streaming.Trigger.RealTime(f"{max(epoch_ms, MIN_EPOCH_MS)} milliseconds")
+    trigger = jvm.org.apache.spark.sql.streaming.Trigger.RealTime(f"{epoch_ms} milliseconds")
     query = (frame._jdf.writeStream().queryName(name).outputMode("update").foreach(writer).trigger(trigger)
              .option("checkpointLocation", checkpoint).start())
     return StreamingQuery(query)
@@ -30,13 +39,21 @@ def start(spark: Any, frame: Any, name: str, checkpoint: str, producer: Any, rem
 
 def progress(spark: Any) -> list[str]:
     """What this JVM's real-time tasks copied, per partition ("P" lines, see RealTimeMirrorWriter)."""
-    return list(spark.sparkContext._jvm.io.mirrorplane.spark.RealTimeMirrorWriter.progress())
+    return list(_writer_class(spark.sparkContext._jvm).progress())
 
 
 def syncs_written(spark: Any) -> int:
     """Offset syncs this JVM's real-time tasks wrote."""
-    return int(spark.sparkContext._jvm.io.mirrorplane.spark.RealTimeMirrorWriter.syncsWritten())
+    return int(_writer_class(spark.sparkContext._jvm).syncsWritten())
 
 
 def reset(spark: Any) -> None:
-    spark.sparkContext._jvm.io.mirrorplane.spark.RealTimeMirrorWriter.reset()
+    _writer_class(spark.sparkContext._jvm).reset()
+
+
+@functools.cache
+def _writer_class(jvm: Any) -> Any:
+    """The writer's class, looked up once: py4j resolves a dotted name by trying each prefix ("io",
+    "io.mirrorplane", ...) as a class, and each miss scans every jar on the class path. Done twice a
+    second, that cost the driver about 2 CPU-seconds a minute."""
+    return jvm.io.mirrorplane.spark.RealTimeMirrorWriter

@@ -213,7 +213,8 @@ class SourceConnector(ReplicationModes, Connector):
             self.query = real_time.start(
                 self.spark, reader.load(), f"{self.config.name}-source", self.config.checkpoint_dir("source"),
                 producer, remote, max_lag, syncs.topic if syncs.enabled else None,
-                spark_query.java_map(jvm, syncs.connection.java_properties()), int(syncs.flush_interval * 1000))
+                spark_query.java_map(jvm, syncs.connection.java_properties()),
+                real_time.epoch_ms(self.settings.get_int("offset.flush.interval.ms", real_time.DEFAULT_EPOCH_MS)))
             log.info("replicating %d topics (%d partitions) in real-time mode: %s", len(self.topics),
                      sum(self.topics.values()), mode.reason)
             return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from spark_runtime import real_time
 from spark_runtime import replication_mode as rm
 from spark_runtime.checkpoint_store import parse_offsets_entry
 from spark_runtime.copy_progress import CopyProgress
@@ -71,3 +72,9 @@ def test_real_time_counters_add_only_their_growth():
     assert partitions == [{"topic": "orders", "partition": 0, "remote_topic": "east.orders",
                            "last_upstream_offset": 14, "last_downstream_offset": 24}]
     assert progress.next_offsets() == {("orders", 0): 15}
+
+
+def test_the_real_time_epoch_is_the_flush_interval_and_at_least_sparks_minimum():
+    assert real_time.epoch_ms(real_time.DEFAULT_EPOCH_MS) == 60_000
+    assert real_time.epoch_ms(10_000) == 10_000
+    assert real_time.epoch_ms(1_000) == real_time.MIN_EPOCH_MS
