@@ -81,6 +81,28 @@ def resolution_summary(gaps_us: Sequence[float], queued_share: float) -> dict:
             "max_us": round(max(gaps_us), 1), "calls": len(gaps_us), "queued_share": round(queued_share, 3)}
 
 
+def tail_summary(stamps_ms: Sequence[float], latencies_ms: Sequence[float], partitions: Sequence[int],
+                 worst: int = 5) -> dict:
+    """Where the slowest 1% of records came from: how many distinct seconds (of their timestamps) and
+    partitions they fall in, and the seconds holding most of them. A tail in a few seconds across all
+    partitions is a pause of the whole pipeline; one spread over time is per-record noise."""
+    if not latencies_ms:
+        return {"records": 0, "seconds": 0, "partitions": 0, "worst_seconds": []}
+    threshold = percentile(latencies_ms, 99)
+    start = min(stamps_ms)
+    by_second: dict[int, list[float]] = {}
+    slow_partitions = set()
+    for stamp, latency, partition in zip(stamps_ms, latencies_ms, partitions, strict=True):
+        if latency >= threshold:
+            by_second.setdefault(int((stamp - start) // 1000), []).append(latency)
+            slow_partitions.add(partition)
+    ranked = sorted(by_second.items(), key=lambda item: -len(item[1]))[:worst]
+    return {"records": sum(len(v) for v in by_second.values()), "seconds": len(by_second),
+            "partitions": len(slow_partitions),
+            "worst_seconds": [{"second": second, "records": len(values), "max_ms": round(max(values), 1)}
+                              for second, values in ranked]}
+
+
 class ReaderState:
     """What the reader process shares with the harness while it runs."""
 
@@ -93,7 +115,7 @@ class ReaderState:
 
 def read_target(bootstrap: str, topic: str, state: ReaderState, results: Connection) -> None:
     """The reader process: latencies of measured records until `state.stopping`; sends a summary."""
-    latencies, gaps = array("d"), array("d")
+    latencies, gaps, stamps, partitions = array("d"), array("d"), array("d"), array("i")
     queued_records = 0
     error = None
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-latency",
@@ -112,14 +134,14 @@ def read_target(bootstrap: str, topic: str, state: ReaderState, results: Connect
                 gaps.append((now - previous) * 1e6)
                 queued_records += len(messages)
             previous = now
-            _account(messages, arrived, latencies, state)
+            _account(messages, arrived, latencies, state, stamps, partitions)
     except Exception as failure:  # noqa: BLE001 - reported with the result
         error = f"{type(failure).__name__}: {failure}"
     finally:
         consumer.close()
     share = queued_records / len(latencies) if latencies else 0.0
     results.send({"latencies": latency_summary(latencies, 0), "resolution": resolution_summary(gaps, share),
-                  "received": len(latencies), "error": error})
+                  "tail": tail_summary(stamps, latencies, partitions), "received": len(latencies), "error": error})
     results.close()
 
 
@@ -132,13 +154,17 @@ def _assign_when_present(consumer: Consumer, topic: str, state: ReaderState) -> 
         time.sleep(0.2)
 
 
-def _account(messages: list, arrived_ms: float, latencies: array, state: ReaderState) -> None:
+def _account(messages: list, arrived_ms: float, latencies: array, state: ReaderState, stamps: array,
+             partitions: array) -> None:
     warm = measured = 0
     for message in messages:
         if message.error():
             continue
         if message.key()[:1] == b"m":
-            latencies.append(arrived_ms - message.timestamp()[1])
+            stamp = message.timestamp()[1]
+            latencies.append(arrived_ms - stamp)
+            stamps.append(stamp)
+            partitions.append(message.partition())
             measured += 1
         else:
             warm += 1
@@ -282,7 +308,7 @@ def _outcome(outcome: dict, expected: int) -> dict:
     """The reader's result as the run's figures (its error only when the run has none)."""
     summary = dict(outcome.get("latencies") or latency_summary([], expected))
     summary["missing"] = max(expected - summary.get("records", 0), 0)
-    figures = summary | {"reader_resolution_us": outcome.get("resolution")}
+    figures = summary | {"reader_resolution_us": outcome.get("resolution"), "tail": outcome.get("tail")}
     if outcome.get("error"):
         figures["reader_error"] = outcome["error"]
     return figures

@@ -123,6 +123,7 @@ def latency_table(latency: list[dict]) -> dict[str, dict[str, dict]]:
         if resolution:
             entry["reader_resolution_us"] = {key: _median([r[key] for r in resolution])
                                              for key in ("p50_us", "p99_us", "max_us", "queued_share")}
+        entry["tails"] = [r["tail"] for r in good if (r.get("tail") or {}).get("records")]
         table.setdefault(candidate, {})[level] = entry
     return table
 
@@ -358,6 +359,12 @@ def _search_lines(search: list[dict], best: int | None) -> list[str]:
     return lines
 
 
+def _tail(tail: dict) -> str:
+    worst = (tail.get("worst_seconds") or [{}])[0]
+    return (f"{tail['records']:,} records in {tail['seconds']} s over {tail['partitions']} partitions "
+            f"(second {worst.get('second')}: {worst.get('records', 0):,}, max {_number(worst.get('max_ms'))} ms)")
+
+
 def _latency_lines(table: dict, settings: dict) -> list[str]:
     lines = ["", f"## Latency: record timestamp to arrival on the target, {settings.get('latency_seconds', 0):g} s "
                  "measured per run", "",
@@ -373,6 +380,11 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
                                f"{e['repetitions']}{failed}", f"{e['missing']:,}",
                                _range(e, "cpu_seconds_measured", 1),
                                f"{_number(resolution.get('p50_us'))} / {_number(resolution.get('p99_us'))}"]))
+    tails = [f"{TITLES.get(candidate, candidate)} at {_level(level, e)}: " + ", ".join(_tail(t) for t in e["tails"])
+             for candidate, levels in table.items() for level, e in levels.items() if e.get("tails")]
+    if tails:
+        lines += ["", "Where the slowest 1% of records fell, per run (distinct seconds of their timestamps, "
+                      "partitions, and the second holding most of them):", ""] + [f"- {line}" for line in tails]
     maxima = settings.get("latency_max_rates") or {}
     if maxima:
         lines += ["", "Maximum sustainable rates for the percentage levels: " + "; ".join(

@@ -6,7 +6,15 @@ import multiprocessing
 
 import pytest
 
-from bench.latency import ReaderState, _account, _outcome, level_label, resolution_summary, resolve_rate
+from bench.latency import (
+    ReaderState,
+    _account,
+    _outcome,
+    level_label,
+    resolution_summary,
+    resolve_rate,
+    tail_summary,
+)
 
 
 def test_rates_of_the_levels():
@@ -37,19 +45,23 @@ class _Message:
     def error(self) -> object:
         return self._error
 
+    def partition(self) -> int:
+        return 0
+
 
 def test_each_record_is_timed_with_the_time_it_was_handed_over():
     from array import array
 
     state = ReaderState(multiprocessing.get_context("spawn"))
-    latencies = array("d")
+    latencies, stamps, partitions = array("d"), array("d"), array("i")
     _account([_Message(b"w1", 900), _Message(b"m1", 950), _Message(b"m2", 990), _Message(b"m3", 0, error="x")],
-             1000.0, latencies, state)
+             1000.0, latencies, state, stamps, partitions)
     assert list(latencies) == [50.0, 10.0]
+    assert (list(stamps), list(partitions)) == ([950.0, 990.0], [0, 0])
     assert (state.warm.value, state.measured.value) == (1, 2)
     first = state.first_arrival.value
     assert first > 0
-    _account([], 2000.0, latencies, state)
+    _account([], 2000.0, latencies, state, stamps, partitions)
     assert state.first_arrival.value == first
 
 
@@ -69,3 +81,14 @@ def test_bad_rate_levels(text):
 
     with pytest.raises(argparse.ArgumentTypeError):
         rate_level(text)
+
+
+def test_tail_summary_tells_a_pause_from_noise():
+    stamps = [float(i * 10) for i in range(1000)]  # 10 s of records, 100 a second
+    latencies = [5.0] * 1000
+    for i in range(300, 310):  # one pause: ten records of second 3 held back
+        latencies[i] = 200.0
+    tail = tail_summary(stamps, latencies, [i % 4 for i in range(1000)])
+    assert (tail["records"], tail["seconds"], tail["partitions"]) == (10, 1, 4)
+    assert tail["worst_seconds"][0] == {"second": 3, "records": 10, "max_ms": 200.0}
+    assert tail_summary([], [], [])["records"] == 0
