@@ -1,7 +1,9 @@
 """`GET /metrics`: Prometheus text exposition of every mirror, with MirrorMaker 2-like metric names.
 
 Collected at scrape time from the database (connectors, deployments), each application's live
-status and the newest points of its time series in Redis; nothing is kept between scrapes.
+status and the newest points of its heartbeat and lag series in Redis (one read each per mirror);
+nothing is kept between scrapes. The same readings also give the series Strimzi's dashboards query
+(controlplane/prometheus_strimzi.py).
 
 Access: a scraper sends `Authorization: Bearer $MIRRORPLANE_METRICS_TOKEN`; a signed-in user (session
 or API token) may read it too. Without MIRRORPLANE_METRICS_TOKEN, unauthenticated scrapes are
@@ -17,6 +19,7 @@ import os
 import time
 from collections.abc import Iterator
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -26,8 +29,10 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 
 from mirrors.choices import ApplicationState, ConnectorState
-from mirrors.models import Deployment, Mirror
+from mirrors.models import Connector, Deployment, Mirror
 from mirrors.services import metrics, status
+
+from . import prometheus_strimzi as strimzi
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +40,9 @@ TOKEN_ENV = "MIRRORPLANE_METRICS_TOKEN"  # noqa: S105 - the name of the variable
 SOURCE = "kafka_connect_mirror_source_connector_"
 CHECKPOINT = "kafka_connect_mirror_checkpoint_connector_"
 # A batch older than this no longer counts towards the current rates (no new batch means no traffic).
-RATE_WINDOW_SECONDS = 30.0
+RATE_WINDOW_SECONDS = strimzi.RATE_WINDOW_SECONDS
+# Points read per mirror: enough to cover the statistics window (heartbeats every second, lag every 2 s).
+HEARTBEAT_POINTS, LAG_POINTS = 30, 15
 
 
 class MirrorCollector:
@@ -81,6 +88,8 @@ class MirrorCollector:
             "generation": GaugeMetricFamily("mirrorplane_mirror_generation", "Configuration generation",
                                             labels=["mirror"]),
         }
+        families |= {name: (CounterMetricFamily if family.counter else GaugeMetricFamily)(
+            name, family.help, labels=family.labels) for name, family in strimzi.FAMILIES.items()}
         deployments = {d.mirror_name: d for d in Deployment.objects.all()}
         for mirror in Mirror.objects.select_related("source", "target").prefetch_related("connectors"):
             try:
@@ -103,38 +112,36 @@ class MirrorCollector:
             f["record_rate"].add_metric(flow, batch.get("records", 0) / seconds if recent and seconds > 0 else 0.0)
             f["byte_rate"].add_metric(flow, batch.get("bytes", 0) / seconds if recent and seconds > 0 else 0.0)
 
-        heartbeat = metrics.latest_point(mirror.name, "heartbeat")
-        if heartbeat and heartbeat.get("latency_ms") is not None:
-            f["latency"].add_metric(flow, heartbeat["latency_ms"])
+        heartbeats = metrics.newest_points(mirror.name, "heartbeat", HEARTBEAT_POINTS)
+        if heartbeats and heartbeats[-1].get("latency_ms") is not None:
+            f["latency"].add_metric(flow, heartbeats[-1]["latency_ms"])
 
-        lag = metrics.latest_point(mirror.name, "lag")
-        if lag is not None:
+        lags = metrics.newest_points(mirror.name, "lag", LAG_POINTS)
+        if lags:
             # Only partitions with records to replicate are listed; the others replicated are at 0.
             partitions = {(p["topic"], int(p["partition"])): (0, 0.0) for p in source.get("partitions") or []}
-            for p in lag.get("partitions") or []:
+            for p in lags[-1].get("partitions") or []:
                 partitions[(p["topic"], int(p["partition"]))] = (p.get("records", 0), p.get("seconds", 0.0))
             for (topic, partition), (records, seconds) in sorted(partitions.items()):
                 labels = [*flow, topic, str(partition)]
                 f["lag"].add_metric(labels, records)
                 f["age"].add_metric(labels, round((seconds or 0.0) * 1000, 1))
 
-        for group in status.checkpoint_groups(live, now=now) or []:
+        groups = status.checkpoint_groups(live, now=now) or []
+        for group in groups:
             for p in group.get("partitions") or []:
                 if p.get("checkpoint_age_seconds") is not None:
                     f["checkpoint"].add_metric([*flow, group["group"], p["topic"], str(p["partition"])],
                                                round(p["checkpoint_age_seconds"] * 1000, 1))
 
-        reported = (live or {}).get("connectors") or {}
-        for connector in mirror.connectors.all():
-            observed = reported.get(connector.kind) or {}
-            current = observed.get("state") or connector.state
+        connectors = _connectors(mirror, live)
+        for connector, reading in connectors:
             for state in ConnectorState.values:
-                f["state"].add_metric([mirror.name, connector.kind, state], 1.0 if state == current else 0.0)
-            tasks = (observed.get("tasks") if observed else connector.tasks) or []
-            f["tasks"].add_metric([mirror.name, connector.kind], len(tasks))
+                f["state"].add_metric([mirror.name, connector.kind, state], 1.0 if state == reading.state else 0.0)
+            f["tasks"].add_metric([mirror.name, connector.kind], len(reading.tasks))
             for state in ConnectorState.values:
                 f["task_state"].add_metric([mirror.name, connector.kind, state],
-                                           sum(1 for t in tasks if t.get("state") == state))
+                                           sum(1 for t in reading.tasks if t.get("state") == state))
             f["connector_restarts"].add_metric([mirror.name, connector.kind], connector.restarts)
 
         app_state = deployment.state if deployment else ApplicationState.NOT_RUNNING
@@ -142,6 +149,25 @@ class MirrorCollector:
             f["app_state"].add_metric([mirror.name, state], 1.0 if state == app_state else 0.0)
         f["app_restarts"].add_metric([mirror.name], deployment.restarts if deployment else 0)
         f["generation"].add_metric([mirror.name], mirror.generation)
+
+        reading = strimzi.MirrorReading(
+            name=mirror.name, source=mirror.source.alias, target=mirror.target.alias, live=live,
+            heartbeats=heartbeats, lags=lags, connectors=[r for _, r in connectors], application_state=app_state,
+            checkpoint_groups=groups, namespace=settings.METRICS_NAMESPACE)
+        for name, labels, value in strimzi.mirror_samples(reading, now):
+            f[name].add_metric([labels[label] for label in strimzi.FAMILIES[name].labels], value)
+
+
+def _connectors(mirror: Mirror, live: dict | None) -> list[tuple[Connector, strimzi.ConnectorReading]]:
+    """Each connector with its current state and tasks: as the application reports them, else as recorded."""
+    reported = (live or {}).get("connectors") or {}
+    result = []
+    for connector in mirror.connectors.all():
+        observed = reported.get(connector.kind) or {}
+        tasks = (observed.get("tasks") if observed else connector.tasks) or []
+        result.append((connector, strimzi.ConnectorReading(connector.kind, observed.get("state") or connector.state,
+                                                           tasks)))
+    return result
 
 
 def exposition(now: float | None = None) -> bytes:

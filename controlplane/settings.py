@@ -93,6 +93,8 @@ YARN_SPARK_CONF = _json_object("MIRRORPLANE_YARN_SPARK_CONF")
 METRICS_MINUTE_RETENTION_HOURS = _at_least("MIRRORPLANE_METRICS_MINUTE_RETENTION_HOURS", "48", 25, "hours")
 # Days of hourly metric history (MetricHour) kept for the dashboard's 7 d and 30 d graphs.
 METRICS_RETENTION_DAYS = float(ENV.get("MIRRORPLANE_METRICS_RETENTION_DAYS", "30"))
+# `namespace` label of the series `GET /metrics` names as Strimzi does (its dashboard selects by namespace).
+METRICS_NAMESPACE = ENV.get("MIRRORPLANE_METRICS_NAMESPACE", "mirrorplane")
 # What a mirror (or a cluster's `config`) may pass to Spark and to Kafka clients, as Kafka Connect's
 # connector.client.config.override.policy: `none`, `allowlist` (default) or `all`, each list extended by
 # comma-separated keys or prefixes (`spark.hadoop.fs.s3a.*`); keys that run code only by exact name. Every

@@ -28,11 +28,17 @@ def read_series(mirror_name: str, name: str, since: float | None = None, until: 
 
 def latest_point(mirror_name: str, name: str) -> dict | None:
     """The newest point of a series, or None (also when Redis is away: a status must still render)."""
+    points = newest_points(mirror_name, name, 1)
+    return points[-1] if points else None
+
+
+def newest_points(mirror_name: str, name: str, count: int) -> list[dict]:
+    """The newest `count` points of a series, oldest first, in one read; [] when Redis is away."""
     try:
-        return series.latest(get_redis(), mirror_name, name)
+        return series.read(get_redis(), mirror_name, name, limit=count)
     except redis.RedisError as error:
         log.warning("no %s series for %s: %s", name, mirror_name, error)
-        return None
+        return []
 
 
 def unhealthy_after_seconds(heartbeat: Connector | None) -> float:

@@ -7,13 +7,11 @@ import time
 import pytest
 from django.test import Client
 from prometheus_client import CONTENT_TYPE_LATEST
-from prometheus_client.parser import text_string_to_metric_families
 
 from controlplane import prometheus
-from mirrors.models import Cluster, Connector, Deployment, Mirror
+from mirrors.models import Connector, Deployment, Mirror
 from mirrors.services import metrics, status
-from mirrors.services.mirrors import create_mirror
-from spark_runtime import channel, series
+from tests.api.prometheus_data import make_mirror, publish_running, samples, value
 from tests.fakes import DownRedis
 
 pytestmark = pytest.mark.django_db
@@ -28,40 +26,7 @@ def no_token(monkeypatch):
 
 @pytest.fixture
 def mirror(db) -> Mirror:
-    east = Cluster.objects.create(alias="east", bootstrap_servers="east:9092")
-    west = Cluster.objects.create(alias="west", bootstrap_servers="west:9092")
-    return create_mirror(name="m1", source=east, target=west)
-
-
-def samples(body: bytes | str) -> dict[tuple[str, tuple], float]:
-    text = body.decode() if isinstance(body, bytes) else body
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
-
-
-def value(parsed: dict, name: str, **labels) -> float | None:
-    return parsed.get((name, tuple(sorted(labels.items()))))
-
-
-def publish_running(fake, mirror: Mirror, now: float) -> None:
-    channel.publish_status(fake, mirror.name, {"generation": mirror.generation, "connectors": {
-        "source": {"state": "RUNNING", "error": None, "restart": 0,
-                   "tasks": [{"id": 0, "state": "RUNNING"}, {"id": 1, "state": "RUNNING"}],
-                   "metrics": {"records": 5000, "bytes": 640000, "batches": 7, "offset_syncs": 3,
-                               "last_batch": {"id": 6, "records": 1000, "bytes": 128000, "seconds": 0.5,
-                                              "at": now - 2}},
-                   "partitions": [{"topic": "orders", "partition": p, "remote_topic": "east.orders",
-                                   "last_upstream_offset": 10, "last_downstream_offset": 10} for p in range(3)]},
-        "checkpoint": {"state": "RUNNING", "error": None, "restart": 0, "tasks": [{"id": 0, "state": "RUNNING"}],
-                       "groups": [{"group": "billing", "partitions": [
-                           {"topic": "orders", "partition": 0, "remote_topic": "east.orders", "checkpoint_at": now - 4},
-                           {"topic": "orders", "partition": 1, "remote_topic": "east.orders", "checkpoint_at": None},
-                       ]}]},
-        "heartbeat": {"state": "FAILED", "error": "boom", "restart": 0, "tasks": [{"id": 0, "state": "FAILED"}]},
-    }})
-    series.append(fake, mirror.name, "heartbeat", {"flow": "east->west", "latency_ms": 37, "emitted_at": 1}, at=now)
-    series.append(fake, mirror.name, "lag", {"records": 120, "seconds": 3.5, "partitions": [
-        {"topic": "orders", "partition": 2, "remote_topic": "east.orders", "records": 120, "seconds": 3.5}]}, at=now)
+    return make_mirror()
 
 
 def test_metrics_have_mirror_maker_names(fake_redis, mirror, monkeypatch):

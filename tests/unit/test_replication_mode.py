@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_runtime import real_time
+from spark_runtime import copy_progress, real_time
 from spark_runtime import replication_mode as rm
 from spark_runtime.checkpoint_store import parse_offsets_entry
 from spark_runtime.copy_progress import CopyProgress
@@ -63,14 +63,17 @@ def test_offsets_entry_gives_the_next_offset_per_partition():
     assert parse_offsets_entry("v1\n{}") == {}
 
 
-def test_real_time_counters_add_only_their_growth():
+def test_real_time_counters_add_only_their_growth(monkeypatch):
+    clock = iter([100.0, 102.0])
+    monkeypatch.setattr(copy_progress.time, "time", lambda: next(clock))
     progress = CopyProgress(lambda topic: f"east.{topic}")
     progress.absorb_real_time(["P\torders\t0\t9\t19\t10\t100"])
     progress.absorb_real_time(["P\torders\t0\t14\t24\t15\t150", "P\torders\t1\t-1\t-1\t0\t0"])
     metrics, partitions = progress.report()
     assert (metrics["records"], metrics["bytes"]) == (15, 150)
     assert partitions == [{"topic": "orders", "partition": 0, "remote_topic": "east.orders",
-                           "last_upstream_offset": 14, "last_downstream_offset": 24}]
+                           "last_upstream_offset": 14, "last_downstream_offset": 24, "records": 15, "bytes": 150,
+                           "rate": {"records_per_s": 2.5, "bytes_per_s": 25.0, "at": 102.0}}]
     assert progress.next_offsets() == {("orders", 0): 15}
 
 
@@ -78,3 +81,15 @@ def test_the_real_time_epoch_is_the_flush_interval_and_at_least_sparks_minimum()
     assert real_time.epoch_ms(real_time.DEFAULT_EPOCH_MS) == 60_000
     assert real_time.epoch_ms(10_000) == 10_000
     assert real_time.epoch_ms(1_000) == real_time.MIN_EPOCH_MS
+
+
+def test_batches_count_records_bytes_and_the_rate_per_partition(monkeypatch):
+    monkeypatch.setattr(copy_progress.time, "time", lambda: 50.0)
+    progress = CopyProgress(lambda topic: f"east.{topic}")
+    progress.record_batch(0, ["P\torders\t0\t0\t9\t9\t10\t1000", "P\torders\t1\t0\t3\t3\t4\t400"], 0.5)
+    progress.record_batch(1, ["P\torders\t0\t10\t29\t29\t20\t2000"], 2.0)
+    _, partitions = progress.report()
+    by_partition = {p["partition"]: p for p in partitions}
+    assert (by_partition[0]["records"], by_partition[0]["bytes"]) == (30, 3000)
+    assert by_partition[0]["rate"] == {"records_per_s": 10.0, "bytes_per_s": 1000.0, "at": 50.0}
+    assert by_partition[1]["rate"] == {"records_per_s": 8.0, "bytes_per_s": 800.0, "at": 50.0}
