@@ -39,6 +39,7 @@ _UNRUNNABLE_AUTH = {
 # Strimzi manages these itself; in Mirrorplane they have their own cluster fields.
 _MANAGED_PREFIXES = ("ssl.", "sasl.", "security.", "bootstrap.servers")
 _SET_BY_MIRRORPLANE = ("tasks.max", "connector.class", "name", "source.cluster.alias", "target.cluster.alias")
+_CONNECTOR_FIELDS = {"tasks_max": "tasksMax", "state": "state", "auto_restart": "autoRestart"}  # API -> Strimzi
 _CONNECTOR_SKIPS = {
     "version": "the connector plugin's version: Mirrorplane runs its own implementation of the connector",
     "listOffsets": "a Strimzi offset operation through a ConfigMap, not a setting of the mirror",
@@ -224,6 +225,7 @@ def read_mirror(plan: ImportPlan, item: dict, path: str, *, root: str, name: str
         config_paths[kind] = f"{spec_path}.config"
         mirror.connectors[kind] = read_connector(plan, spec, spec_path, errors)
         mirror.paths[f"connectors.{kind}"] = spec_path
+        mirror.paths |= {f"connectors.{kind}.{name}": f"{spec_path}.{key}" for name, key in _CONNECTOR_FIELDS.items()}
         if spec is None and warn:
             plan.warnings.append(f"{spec_path} is absent: the {kind} connector is created stopped")
     mirror.fields |= split_mirror_properties(plan, mirror.connectors, config_paths, errors)
