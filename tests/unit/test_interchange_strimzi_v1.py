@@ -158,3 +158,24 @@ def test_heartbeat_connector_field_is_not_v1():
 ])
 def test_invalid_v1_resources_name_the_field(text, path):
     assert path in errors_of(text)
+
+
+@pytest.mark.parametrize("fixture, path, value, error", [
+    (MINIMAL, "metadata", "my-mirror-maker-2", "metadata"),
+    (MINIMAL, "spec.target.config", ["a"], "spec.target.config"),
+    ("005_kafkamirrormaker2_example4_tls.yaml", "spec.target.tls.trustedCertificates", 7,
+     "spec.target.tls.trustedCertificates"),
+    ("005_kafkamirrormaker2_example6_tls_auth.yaml", "spec.target.authentication.certificateAndKey", "user",
+     "spec.target.authentication.certificateAndKey"),
+    ("000_kafkamirrormaker2_example2_full.yaml", "spec.clusters.0.authentication.certificateAndKey", True,
+     "spec.clusters[0].authentication.certificateAndKey"),
+])
+def test_a_value_of_the_wrong_type_is_an_error_not_a_crash(fixture, path, value, error):
+    documents_ = list(yaml.safe_load_all(example(fixture)))
+    resource = next(d for d in documents_ if d and d["kind"] == "KafkaMirrorMaker2")
+    *parents, last = path.split(".")
+    node = resource
+    for part in parents:
+        node = node[int(part)] if part.isdigit() else node[part]
+    node[last] = value
+    assert error in errors_of(yaml.safe_dump_all(documents_))

@@ -70,6 +70,14 @@ def read_annotations(plan: ImportPlan, metadata: Any, root: str, errors: dict, k
     return found
 
 
+def mapping(value: Any, path: str, errors: dict) -> dict:
+    """`value` if it is a mapping, {} if absent; anything else is an error at `path`."""
+    if value is None or isinstance(value, dict):
+        return value or {}
+    errors[path] = [f"expected a mapping, got {type(value).__name__}"]
+    return {}
+
+
 def read_list(spec: dict, key: str, path: str, errors: dict) -> list:
     value = spec.get(key)
     if value is None:
@@ -100,19 +108,19 @@ def read_cluster(plan: ImportPlan, item: dict, path: str, errors: dict, *, stric
         plan.warnings.append(f"{path} has no bootstrapServers: an existing cluster {alias!r} is used")
     tls = item.get("tls")
     if tls is not None:
-        _trusted_certificates(plan, alias, tls, f"{path}.tls")
+        _trusted_certificates(plan, alias, tls, f"{path}.tls", errors)
     protocol = "SSL" if tls is not None else "PLAINTEXT"
     auth = item.get("authentication")
     if isinstance(auth, dict):
         protocol = _authentication(plan, alias, auth, f"{path}.authentication", fields, protocol, cluster.paths,
-                                   errors if strict else None)
+                                   errors, strict)
     elif auth is not None:
         errors[f"{path}.authentication"] = ["expected a mapping"]
     if "bootstrapServers" in item:
         fields["security_protocol"] = protocol
         cluster.paths["security_protocol"] = f"{path}.tls"
     config = {}
-    for key, value in (item.get("config") or {}).items():
+    for key, value in mapping(item.get("config"), f"{path}.config", errors).items():
         key_path = f"{path}.config.{key}"
         if is_connect_worker_property(key):
             plan.skip(key_path, CONNECT_WORKER_REASON)
@@ -152,8 +160,11 @@ def refer_to_cluster(plan: ImportPlan, alias: str, path: str) -> None:
         plan.clusters.append(ClusterPlan(alias=alias, path=path, defined=False, paths={"alias": path}))
 
 
-def _trusted_certificates(plan: ImportPlan, alias: str, tls: Any, path: str) -> None:
+def _trusted_certificates(plan: ImportPlan, alias: str, tls: Any, path: str, errors: dict) -> None:
     certificates = tls.get("trustedCertificates") if isinstance(tls, dict) else None
+    if certificates is not None and not isinstance(certificates, list):
+        errors[f"{path}.trustedCertificates"] = ["expected a list of {secretName, certificate or pattern}"]
+        return
     refs = []
     for entry in certificates or []:
         if isinstance(entry, dict):
@@ -167,12 +178,12 @@ def _trusted_certificates(plan: ImportPlan, alias: str, tls: Any, path: str) -> 
 
 
 def _authentication(plan: ImportPlan, alias: str, auth: dict, path: str, fields: dict, protocol: str,
-                    paths: dict, errors: dict | None) -> str:
-    """The security protocol; `errors` given (strict): a type Mirrorplane cannot run is an error, else skipped."""
+                    paths: dict, errors: dict, strict: bool) -> str:
+    """The security protocol; `strict`: a type Mirrorplane cannot run is an error, else it is skipped."""
     kind = str(auth.get("type", "")).lower()
     known = {"type"}
     if kind == "tls":
-        secret = auth.get("certificateAndKey") or {}
+        secret = mapping(auth.get("certificateAndKey"), f"{path}.certificateAndKey", errors)
         known.add("certificateAndKey")
         name = secret.get("secretName", "<no secretName>")
         plan.need(alias, "cert_pem", f"{name}/{secret.get('certificate', 'tls.crt')}", f"{path}: client certificate")
@@ -183,11 +194,11 @@ def _authentication(plan: ImportPlan, alias: str, auth: dict, path: str, fields:
         fields["sasl_mechanism"] = SASL[kind]
         fields["username"] = str(auth.get("username", ""))
         paths |= {"sasl_mechanism": f"{path}.type", "username": f"{path}.username"}
-        secret = auth.get("passwordSecret") or {}
+        secret = mapping(auth.get("passwordSecret"), f"{path}.passwordSecret", errors)
         plan.need(alias, "password", f"{secret.get('secretName', '<no secretName>')}/{secret.get('password', '')}",
                   f"{path}.passwordSecret")
         protocol = "SASL_SSL" if protocol == "SSL" else "SASL_PLAINTEXT"
-    elif errors is not None:
+    elif strict:
         why = _UNRUNNABLE_AUTH.get(kind, f"unknown authentication type {auth.get('type')!r}")
         errors[f"{path}.type"] = [f"{why}: Mirrorplane supports {_SUPPORTED_AUTH}"]
         return protocol

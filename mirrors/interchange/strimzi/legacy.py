@@ -20,7 +20,7 @@ def parse_into(plan: ImportPlan, resource: Resource, errors: dict) -> None:
     root, document = resource.root, resource.body
     if resource.version != VERSION:
         plan.warnings.append(f"apiVersion {resource.api_version} read as kafka.strimzi.io/{VERSION}")
-    metadata = document.get("metadata") or {}
+    metadata = common.mapping(document.get("metadata"), f"{root}metadata", errors)
     annotations = common.read_annotations(plan, metadata, root, errors, (common.SPARK_ANNOTATION,))
     spec = document["spec"]
     for key in spec:

@@ -29,7 +29,7 @@ _CLUSTERS_SHAPE = {
 def parse_into(plan: ImportPlan, resource: Resource, errors: dict) -> None:
     """Adds the resource's clusters and mirrors to the plan; problems go to `errors` keyed by path."""
     root, document, version = resource.root, resource.body, resource.api_version
-    metadata = document.get("metadata") or {}
+    metadata = common.mapping(document.get("metadata"), f"{root}metadata", errors)
     annotations = common.read_annotations(plan, metadata, root, errors,
                                           (common.SPARK_ANNOTATION, common.HEARTBEAT_ANNOTATION))
     spec = document["spec"]
