@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from mirrors.interchange.plan import POLICY_CLASSES
+from mirrors.interchange.plan import CONNECTOR_KINDS, POLICY_CLASSES
 from mirrors.interchange.strimzi import common, legacy, v1
 from mirrors.interchange.strimzi.documents import API_GROUP, KIND
 
@@ -62,7 +62,7 @@ def _connectors(mirror) -> dict[str, dict]:
     source_config = next((c.config for c in mirror.connectors.all() if c.kind == "source"), {})
     aligned = {k: v for k, v in source_config.items() if k in CHECKPOINT_ALIGNED}
     result = {}
-    for connector in mirror.connectors.all():
+    for connector in sorted(mirror.connectors.all(), key=lambda c: CONNECTOR_KINDS.index(c.kind)):
         rendered = _connector(connector, policy | aligned if connector.kind == "checkpoint" else policy)
         if rendered is not None:
             result[connector.kind] = rendered
