@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from mirrors import interchange
+from mirrors.interchange import strimzi
 from mirrors.interchange.apply import Conflict, apply_plan
 from mirrors.interchange.plan import InvalidContent
 from mirrors.models import Mirror
@@ -66,10 +67,16 @@ class ImportBodySerializer(serializers.Serializer):
 
 class ExportQuerySerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=interchange.FORMATS, required=False, default="strimzi")
+    version = serializers.ChoiceField(choices=strimzi.VERSIONS, required=False,
+                                      help_text="KafkaMirrorMaker2 apiVersion kafka.strimzi.io/<version> "
+                                                "(format=strimzi only); default v1")
 
 
 class ImportView(APIView):
-    """Creates clusters and mirrors from a Strimzi KafkaMirrorMaker2 resource or an MM2 properties file."""
+    """Creates clusters and mirrors from Strimzi KafkaMirrorMaker2 resources or an MM2 properties file.
+
+    A YAML file may hold several documents: other resources (KafkaNodePool, Kafka, ...) are listed in `ignored`.
+    """
 
     write_role = "admin"
     parser_classes = [JSONParser, _YamlParser, _PropertiesParser, _TextParser]
@@ -107,7 +114,8 @@ class ImportView(APIView):
 
 
 class ExportView(APIView):
-    """One mirror as a Strimzi KafkaMirrorMaker2 resource or MM2 properties, without stored secrets."""
+    """One mirror as a Strimzi KafkaMirrorMaker2 resource (`?version=v1`, the default, or `v1beta2`) or MM2
+    properties, without stored secrets."""
 
     renderer_classes = [JSONRenderer]
     content_negotiation_class = _IgnoreFormatParameter
@@ -120,7 +128,10 @@ class ExportView(APIView):
         query.is_valid(raise_exception=True)
         mirror = get_object_or_404(Mirror.objects.select_related("source", "target"), name=name)
         file_format = query.validated_data["format"]
-        text = interchange.render(mirror, file_format)
+        try:
+            text = interchange.render(mirror, file_format, query.validated_data.get("version"))
+        except InvalidContent as error:
+            return Response(error.errors, status=status.HTTP_400_BAD_REQUEST)
         extension, media_type = ("yaml", "application/yaml") if file_format == "strimzi" else ("properties",
                                                                                             "text/plain")
         response = HttpResponse(text, content_type=f"{media_type}; charset=utf-8")

@@ -28,8 +28,14 @@ def parse(text: str, format: str | None = None) -> ImportPlan:
     return strimzi.parse(text) if format == "strimzi" else properties.parse(text)
 
 
-def render(mirror, format: str) -> str:
-    """One mirror as a file of that format, without stored secrets."""
+def render(mirror, format: str, version: str | None = None) -> str:
+    """One mirror as a file of that format (Strimzi: of that apiVersion, default v1), without stored secrets."""
     if format not in FORMATS:
         raise InvalidContent({"format": [f"unknown format {format!r}: use {' or '.join(FORMATS)}"]})
-    return strimzi.render(mirror) if format == "strimzi" else properties.render(mirror)
+    if format != "strimzi":
+        if version:
+            raise InvalidContent({"version": ["a Strimzi apiVersion: only with format=strimzi"]})
+        return properties.render(mirror)
+    if (version or "v1") not in strimzi.VERSIONS:
+        raise InvalidContent({"version": [f"unknown version {version!r}: use {' or '.join(strimzi.VERSIONS)}"]})
+    return strimzi.render(mirror, version or "v1")

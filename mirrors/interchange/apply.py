@@ -42,7 +42,8 @@ class ImportResult:
         return {"dry_run": self.dry_run, "created": self.created, "updated": self.updated, "reused": self.reused,
                 "clusters": [c.to_dict() for c in plan.clusters if c.defined],
                 "mirrors": [m.to_dict() for m in plan.mirrors],
-                "needs_values": plan.needs_values, "unsupported": plan.unsupported, "warnings": plan.warnings}
+                "needs_values": plan.needs_values, "unsupported": plan.unsupported, "warnings": plan.warnings,
+                "ignored": plan.ignored}
 
 
 class _Rollback(Exception):

@@ -34,7 +34,7 @@ SOURCE_HELD_NAMES = {"offset-syncs.topic.location", "replication.policy.internal
 _CONNECT_WORKER_NAMES = {
     "group.id", "offset.flush.timeout.ms", "offset.flush.interval.ms", "task.shutdown.graceful.timeout.ms",
     "plugin.path", "listeners", "connector.client.config.override.policy", "header.converter",
-    "scheduled.rebalance.max.delay.ms", "session.timeout.ms", "heartbeat.interval.ms",
+    "scheduled.rebalance.max.delay.ms", "session.timeout.ms", "heartbeat.interval.ms", "plugin.discovery",
 }
 _CONNECT_WORKER_PREFIXES = ("config.storage.", "offset.storage.", "status.storage.", "key.converter",
                             "value.converter", "rest.", "config.providers", "dedicated.mode.")
@@ -125,11 +125,14 @@ class ImportPlan:
     needs_values: list[dict] = field(default_factory=list)
     unsupported: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    ignored: list[dict] = field(default_factory=list)  # other resources of a multi-document file: kind, name
 
     def cluster(self, alias: str) -> ClusterPlan | None:
         return next((c for c in self.clusters if c.alias == alias), None)
 
     def need(self, cluster: str, field_name: str, secret: str | None, reason: str) -> None:
+        if any(n["cluster"] == cluster and n["field"] == field_name for n in self.needs_values):
+            return  # the same cluster defined again (by another resource of the file)
         self.needs_values.append({"cluster": cluster, "field": field_name, "secret": secret, "reason": reason})
 
     def skip(self, path: str, reason: str) -> None:

@@ -367,11 +367,13 @@ def cluster_fields(alias: str) -> dict:
                                              "config")}
 
 
-@pytest.mark.parametrize("file_format, media_type", [("strimzi", "application/yaml"), ("properties", "text/plain")])
-def test_export_then_import_round_trips(api, file_format, media_type):
+@pytest.mark.parametrize("query, media_type", [("format=strimzi", "application/yaml"),
+                                               ("format=strimzi&version=v1beta2", "application/yaml"),
+                                               ("format=properties", "text/plain")])
+def test_export_then_import_round_trips(api, query, media_type):
     before = create_rich_mirror(api)
     clusters_before = {alias: cluster_fields(alias) for alias in ("east", "west")}
-    response = api.get(f"/api/v1/mirrors/orders-backup/export/?format={file_format}")
+    response = api.get(f"/api/v1/mirrors/orders-backup/export/?{query}")
     assert response.status_code == 200
     assert response["Content-Type"].startswith(media_type)
     text = response.content.decode()
@@ -382,7 +384,8 @@ def test_export_then_import_round_trips(api, file_format, media_type):
     Cluster.objects.all().delete()
     imported = import_file(api, text, content_type=media_type)
     assert imported.status_code == 201, imported.content
-    assert imported.json()["created"] == {"clusters": ["east", "west"], "mirrors": ["orders-backup"]}
+    created = imported.json()["created"]
+    assert (sorted(created["clusters"]), created["mirrors"]) == (["east", "west"], ["orders-backup"])
     assert {(n["cluster"], n["field"]) for n in imported.json()["needs_values"]} == {
         ("east", "password"), ("east", "ca_pem"), ("west", "cert_pem"), ("west", "key_pem")}
     after = api.get("/api/v1/mirrors/orders-backup/").json()
@@ -393,12 +396,12 @@ def test_export_then_import_round_trips(api, file_format, media_type):
 def test_imported_example_round_trips_through_both_formats(api):
     assert import_file(api, example("000_kafkamirrormaker2_example2_full.yaml")).status_code == 201
     before = api.get("/api/v1/mirrors/my-mirror-maker2/").json()
-    for file_format in ("strimzi", "properties"):
-        text = api.get(f"/api/v1/mirrors/my-mirror-maker2/export/?format={file_format}").content.decode()
+    for query in ("format=strimzi", "format=strimzi&version=v1beta2", "format=properties"):
+        text = api.get(f"/api/v1/mirrors/my-mirror-maker2/export/?{query}").content.decode()
         Mirror.objects.all().delete()
         Cluster.objects.all().delete()
         assert import_file(api, text, content_type="text/plain").status_code == 201
-        assert comparable(api.get("/api/v1/mirrors/my-mirror-maker2/").json()) == comparable(before), file_format
+        assert comparable(api.get("/api/v1/mirrors/my-mirror-maker2/").json()) == comparable(before), query
 
 
 def test_export_of_unknown_mirror_or_format(api):

@@ -189,3 +189,21 @@ def test_import_preview_in_the_browser(browse, admin_user):
     assert page.get_by_role("button", name="Import").is_enabled()
     screenshot(page, "import-preview")
     assert not Mirror.objects.exists() and not Cluster.objects.exists(), "a preview created something"
+
+
+def test_import_preview_lists_the_resources_it_ignores(browse, admin_user):
+    """Strimzi's multi-document SCRAM example: the mirror, the passwords it needs, and the other resources."""
+    page = browse()
+    log_in(page, "admin", "admin-password-123")
+    page.goto("/import/")
+    page.get_by_label("Configuration").fill((FIXTURES / "005_kafkamirrormaker2_example5_scram_sha_512_auth.yaml")
+                                            .read_text())
+    page.get_by_role("button", name="Preview").click()
+    result = page.locator("#result")
+    result.get_by_text("Other resources in the file (ignored)").wait_for()
+    text = result.inner_text()
+    for resource in ("KafkaNodePool source", "Kafka cluster-a", "KafkaUser cluster-b-user", "my-mirror-maker-2"):
+        assert resource in text, resource
+    assert page.get_by_label("cluster-b: password").is_visible(), "the secret the file refers to is asked for"
+    assert unnamed_controls(page) == []
+    assert not Mirror.objects.exists() and not Cluster.objects.exists(), "a preview created something"

@@ -159,6 +159,11 @@
     if (data.warnings.length) {
       parts.push(section("Warnings", [list(data.warnings, function (w) { return [w]; })]));
     }
+    if ((data.ignored || []).length) {
+      parts.push(section("Other resources in the file (ignored)", [list(data.ignored, function (r) {
+        return [mp.el("strong", {text: r.kind}), " " + (r.name || "(no name)")];
+      })]));
+    }
     if (data.unsupported.length) {
       parts.push(section("Not imported (no Mirrorplane meaning)", [list(data.unsupported, function (u) {
         return [mp.el("code", {text: u.path}), " — " + u.reason];

@@ -1,0 +1,64 @@
+"""The `spec.clusters` shape of KafkaMirrorMaker2 (kafka.strimzi.io/v1beta2 and older).
+
+Clusters are listed once in `spec.clusters`; each mirror names its `sourceCluster` and `targetCluster` by alias
+and may have a `heartbeatConnector`.
+"""
+
+from __future__ import annotations
+
+from mirrors.interchange.plan import ImportPlan
+from mirrors.interchange.strimzi import common
+from mirrors.interchange.strimzi.documents import Resource
+
+VERSION = "v1beta2"
+CONNECTOR_KEYS = {"source": "sourceConnector", "checkpoint": "checkpointConnector", "heartbeat": "heartbeatConnector"}
+PATTERNS = {**common.PATTERNS, "topicsBlacklistPattern": "topics_exclude", "groupsBlacklistPattern": "groups_exclude"}
+
+
+def parse_into(plan: ImportPlan, resource: Resource, errors: dict) -> None:
+    """Adds the resource's clusters and mirrors to the plan; problems go to `errors` keyed by path."""
+    root, document = resource.root, resource.body
+    if resource.version != VERSION:
+        plan.warnings.append(f"apiVersion {resource.api_version} read as kafka.strimzi.io/{VERSION}")
+    metadata = common.mapping(document.get("metadata"), f"{root}metadata", errors)
+    annotations = common.read_annotations(plan, metadata, root, errors, (common.SPARK_ANNOTATION,))
+    spec = document["spec"]
+    for key in spec:
+        if key not in ("clusters", "mirrors"):
+            plan.skip(f"{root}spec.{key}", _spec_reason(key))
+    defined_here: set[str] = set()
+    for index, item in enumerate(common.read_list(spec, "clusters", f"{root}spec.clusters", errors)):
+        cluster = common.read_cluster(plan, item, f"{root}spec.clusters[{index}]", errors)
+        if cluster is not None:
+            common.add_cluster(plan, cluster, errors, again_ok=cluster.alias not in defined_here)
+            defined_here.add(cluster.alias)
+    mirrors = common.read_list(spec, "mirrors", f"{root}spec.mirrors", errors)
+    if not mirrors:
+        plan.warnings.append(f"{root}spec.mirrors is empty: no mirror to create")
+    for index, item in enumerate(mirrors):
+        single_name = metadata.get("name") if len(mirrors) == 1 else None
+        _mirror(plan, item, f"{root}spec.mirrors[{index}]", root, single_name, annotations, errors)
+
+
+def _spec_reason(key: str) -> str:
+    if key in CONNECTOR_KEYS.values():
+        return f"connectors are configured per mirror: spec.mirrors[].{key}"
+    return common.DEPLOYMENT_REASON
+
+
+def _mirror(plan: ImportPlan, item: dict, path: str, root: str, name: str | None, annotations: dict,
+            errors: dict) -> None:
+    source, target = str(item.get("sourceCluster") or ""), str(item.get("targetCluster") or "")
+    for key, alias in (("sourceCluster", source), ("targetCluster", target)):
+        if not alias:
+            errors[f"{path}.{key}"] = ["required"]
+        else:
+            common.refer_to_cluster(plan, alias, f"{path}.{key}")
+    if not source or not target:
+        return
+    connectors = {kind: (item.get(key), f"{path}.{key}", True) for kind, key in CONNECTOR_KEYS.items()}
+    common.read_mirror(plan, item, path, root=root, name=name,
+                       ends={"source": (source, f"{path}.sourceCluster"), "target": (target, f"{path}.targetCluster")},
+                       connectors=connectors, patterns=PATTERNS,
+                       known=("sourceCluster", "targetCluster", *CONNECTOR_KEYS.values()), annotations=annotations,
+                       errors=errors)
