@@ -34,6 +34,13 @@ Where Mirrorplane measures something else than MirrorMaker 2, the closest value 
   protocol overhead included).
 - `kafka_connect_worker_rebalance_rebalancing`: 1 while the application starts (its tasks are being
   assigned), else 0: one application owns all of a mirror's tasks, with no group rebalance.
+- `kafka_connect_connector_task_offset_commit_avg_time_ms`: Spark's time to commit the query's
+  progress (its write-ahead and commit log entries), averaged over the latest batches; one commit
+  covers every task of the query, so each source task carries the same value.
+- `kafka_connect_source_task_source_record_active_count`: records handed to the producers and not yet
+  acknowledged, and `kafka_producer_buffer_available_bytes`: the bytes free in the producers'
+  buffers. Counted per JVM, not per task: all on task 0 (the dashboard sums them), and only when the
+  tasks run in the driver's JVM (local[N]); on a cluster the application cannot see them.
 """
 
 from __future__ import annotations
@@ -98,6 +105,12 @@ def _families() -> dict[str, Family]:
                "application started", (*POD, "clientid"), counter=True),
         Family("kafka_producer_outgoing_byte_total", "Bytes of the records written to the target since the "
                "application started", (*POD, "clientid"), counter=True),
+        Family("kafka_producer_buffer_available_bytes", "Bytes free in the record producers' buffers",
+               (*POD, "clientid")),
+        Family("kafka_connect_connector_task_offset_commit_avg_time_ms", "Milliseconds to commit the query's "
+               "progress, averaged over the latest batches", (*POD, "connector", "task")),
+        Family("kafka_connect_source_task_source_record_active_count", "Records sent to the target and not yet "
+               "acknowledged", (*POD, "connector", "task")),
     ]
     return {f.name: f for f in families}
 
@@ -147,6 +160,7 @@ def mirror_samples(reading: MirrorReading, now: float) -> Iterator[Sample]:
     yield from checkpoint_samples(reading, pod)
     yield from worker_samples(reading, pod)
     yield from client_samples(reading, pod)
+    yield from source_task_samples(reading, pod)
 
 
 def _source(live: dict | None) -> dict:
@@ -247,7 +261,25 @@ def client_samples(reading: MirrorReading, pod: dict[str, str]) -> Iterator[Samp
             yield "kafka_consumer_fetch_manager_records_lag", consumer | {"topic": tp[0], "partition": str(tp[1])}, \
                 records
     if reading.live is not None:
-        copied = (_source(reading.live).get("metrics") or {}).get("bytes", 0)
+        metrics = _source(reading.live).get("metrics") or {}
+        copied = metrics.get("bytes", 0)
         producer = pod | {"clientid": f'"connector-producer-{flow}.MirrorSourceConnector"'}
         yield "kafka_consumer_incoming_byte_total", consumer, copied
         yield "kafka_producer_outgoing_byte_total", producer, copied
+        if "producer_buffer_available_bytes" in metrics:
+            yield "kafka_producer_buffer_available_bytes", producer | {
+                "clientid": f'"connector-producer-{flow}.MirrorSourceConnector-0"'}, \
+                metrics["producer_buffer_available_bytes"]
+
+
+def source_task_samples(reading: MirrorReading, pod: dict[str, str]) -> Iterator[Sample]:
+    """The source tasks' offset commit time and records in flight (see the module's docstring)."""
+    source = _source(reading.live) if reading.live is not None else {}
+    metrics, tasks = source.get("metrics") or {}, source.get("tasks") or []
+    labels = pod | {"connector": connector_name(reading, "source")}
+    for task in tasks if "offset_commit_ms" in metrics else []:
+        yield "kafka_connect_connector_task_offset_commit_avg_time_ms", labels | {"task": str(task.get("id", 0))}, \
+            metrics["offset_commit_ms"]
+    if tasks and "in_flight_records" in metrics:
+        yield "kafka_connect_source_task_source_record_active_count", labels | {"task": "0"}, \
+            metrics["in_flight_records"]

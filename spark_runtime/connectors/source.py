@@ -17,6 +17,7 @@ from spark_runtime.connectors.source_modes import MODE_CHECK_SECONDS, Replicatio
 from spark_runtime.copy_progress import CopyProgress
 from spark_runtime.lag import Positions
 from spark_runtime.offset_syncs import OffsetSyncs
+from spark_runtime.task_gauges import TaskGauges
 from spark_runtime.topic_sync import RemoteTopics
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,7 @@ class SourceConnector(ReplicationModes, Connector):
         self.mode_since: float | None = None  # when the running query's mode began
         self.mode_switches = 0  # auto mode's changes of mode in this application's life
         self.real_time_syncs = 0  # offset syncs written by real-time tasks in this JVM
+        self.gauges = TaskGauges()
         # Where the next query starts when a real-time query was stopped (checkpoint_store's handover).
         self.handover: dict[tuple[str, int], int] | None = None
 
@@ -122,6 +124,7 @@ class SourceConnector(ReplicationModes, Connector):
         if self.mode is not None and self.mode.mode == replication_mode.REAL_TIME:
             self.progress.absorb_real_time(real_time.progress(self.spark))
             self.real_time_syncs = real_time.syncs_written(self.spark)
+        self.gauges.observe(self.spark, self.query, self._tasks_local())
         if self.query is not None and time.monotonic() >= self.next_mode_check:
             self._settle_handover()
             self._reconsider_mode()
@@ -383,7 +386,8 @@ class SourceConnector(ReplicationModes, Connector):
                 "topics": sorted(self.topics),
                 "held_back": dict(self.held_back),
                 "acl_sync": self.remote_topics.acl_sync_note,
-                "metrics": metrics | {"offset_syncs": self.offset_syncs.emitted + self.real_time_syncs},
+                "metrics": metrics | self.gauges.report()
+                | {"offset_syncs": self.offset_syncs.emitted + self.real_time_syncs},
                 "partitions": partitions,
                 "resumed": self.last_resume,
                 "replication_mode": {"setting": self.mode_setting, "mode": self.mode.mode if self.mode else None,

@@ -37,6 +37,8 @@ def publish_running(fake, mirror: Mirror, now: float) -> None:
         "source": {"state": "RUNNING", "error": None, "restart": 0,
                    "tasks": [{"id": 0, "state": "RUNNING"}, {"id": 1, "state": "RUNNING"}],
                    "metrics": {"records": 5000, "bytes": 640000, "batches": 7, "offset_syncs": 3,
+                               "offset_commit_ms": 14.5, "in_flight_records": 42,
+                               "producer_buffer_available_bytes": 33_500_000,
                                "last_batch": {"id": 6, "records": 1000, "bytes": 128000, "seconds": 0.5,
                                               "at": now - 2}},
                    "partitions": [_partition("heartbeats", 0, now)] + [_partition("orders", p, now) for p in range(3)]},

@@ -11,6 +11,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -108,6 +110,24 @@ public final class KafkaMirrorWriter {
                 COPIES.notifyAll();
             }
         }
+    }
+
+    /**
+     * This JVM's record producers as Kafka Connect reports a source task's: the records sent and not
+     * yet acknowledged, and the bytes free in the producers' buffers (their buffer-available-bytes).
+     * Read by the driver when the tasks run in its JVM (local[N]).
+     */
+    public static long[] clientGauges() {
+        double available = 0;
+        for (KafkaProducer<byte[], byte[]> producer : PRODUCERS.values()) {
+            for (Map.Entry<MetricName, ? extends Metric> metric : producer.metrics().entrySet()) {
+                MetricName name = metric.getKey();
+                if ("buffer-available-bytes".equals(name.name()) && "producer-metrics".equals(name.group())) {
+                    available += ((Number) metric.getValue().metricValue()).doubleValue();
+                }
+            }
+        }
+        return new long[] {TaskSink.inFlight(), (long) available};
     }
 
     /**

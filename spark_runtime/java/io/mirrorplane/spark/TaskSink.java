@@ -5,6 +5,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
@@ -19,6 +20,9 @@ import org.apache.kafka.common.header.Header;
  * returned once every record is acknowledged; the first failed send fails the task.
  */
 final class TaskSink {
+    /** Records this JVM's tasks handed to a producer that are not yet acknowledged (or failed). */
+    private static final AtomicLong IN_FLIGHT = new AtomicLong();
+
     private final KafkaProducer<byte[], byte[]> producer;
     private final Map<String, String> remoteTopics;
     private final long maxOffsetLag;
@@ -73,14 +77,26 @@ final class TaskSink {
         p.records++;
         p.bytes += (key == null ? 0 : key.length) + (value == null ? 0 : value.length);
         p.lastUpstream = offset;
-        producer.send(new ProducerRecord<>(lastRemote, partition, timestamp, key, value, headers),
-            (metadata, error) -> {
-                if (error != null) {
-                    failure.compareAndSet(null, error);
-                } else {
-                    p.acknowledged(offset, metadata.offset());
-                }
-            });
+        IN_FLIGHT.incrementAndGet();
+        try {
+            producer.send(new ProducerRecord<>(lastRemote, partition, timestamp, key, value, headers),
+                (metadata, error) -> {
+                    IN_FLIGHT.decrementAndGet();
+                    if (error != null) {
+                        failure.compareAndSet(null, error);
+                    } else {
+                        p.acknowledged(offset, metadata.offset());
+                    }
+                });
+        } catch (RuntimeException e) {
+            IN_FLIGHT.decrementAndGet(); // refused before it was queued: no callback follows
+            throw e;
+        }
+    }
+
+    /** Records of this JVM's tasks sent and not yet acknowledged (Connect's source-record-active-count). */
+    static long inFlight() {
+        return IN_FLIGHT.get();
     }
 
     /**
