@@ -40,6 +40,7 @@ class YarnApplication:
     diagnostics: str
     tracking_url: str | None
     am_host: str | None  # the NodeManager running the ApplicationMaster (the driver in cluster mode)
+    launched_at: float | None = None  # when its current attempt's ApplicationMaster was launched (epoch s)
 
     @property
     def alive(self) -> bool:
@@ -50,7 +51,8 @@ class YarnApplication:
         tags = tuple(t for t in (data.get("applicationTags") or "").split(",") if t)
         return cls(id=data["id"], name=data.get("name", ""), state=data.get("state", ""),
                    final_status=data.get("finalStatus", ""), tags=tags, diagnostics=data.get("diagnostics") or "",
-                   tracking_url=data.get("trackingUrl") or None, am_host=data.get("amHostHttpAddress") or None)
+                   tracking_url=data.get("trackingUrl") or None, am_host=data.get("amHostHttpAddress") or None,
+                   launched_at=(data.get("launchTime") or 0) / 1000 or None)
 
 
 class ResourceManager:

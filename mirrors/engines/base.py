@@ -26,6 +26,10 @@ class Application:
     state: str = "RUNNING"  # in the engine's own words (YARN: ACCEPTED, RUNNING, ...)
     tracking_url: str | None = None
     pid: int | None = None  # the driver's process, when it runs on this host
+    # When the engine launched the driver (epoch s), where it tells; `queued`: it waits for resources
+    # (YARN: accepted, no ApplicationMaster launched yet), so its silence is not yet the driver's.
+    launched_at: float | None = None
+    queued: bool = False
 
 
 @dataclass(frozen=True)

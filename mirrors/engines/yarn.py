@@ -33,6 +33,8 @@ from mirrors.services import runtime
 log = logging.getLogger(__name__)
 
 SHIPPED_CONFIG = "app.json"
+# Accepted by the ResourceManager, its ApplicationMaster (the driver) not launched yet.
+QUEUED_STATES = frozenset({"NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED"})
 # spark-submit's client reports a refusal as an exception line; the ResourceManager's words follow the colon.
 _EXCEPTION = re.compile(r"(?:Exception|Error)(?: in thread \"\w+\")?[^:\n]*: (?P<message>.+)$", re.MULTILINE)
 
@@ -92,7 +94,8 @@ class YarnEngine(Engine):
             mirror, generation = parse_tags(self.tag, app.tags)
             if mirror:
                 result.setdefault(mirror, []).append(
-                    Application(app.id, mirror, generation, app.state, app.tracking_url))
+                    Application(app.id, mirror, generation, app.state, app.tracking_url, launched_at=app.launched_at,
+                                queued=app.launched_at is None and app.state in QUEUED_STATES))
         return result
 
     def checkpoint_root(self) -> str:

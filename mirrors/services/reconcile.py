@@ -24,7 +24,7 @@ import logging
 import re
 import shutil
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -206,6 +206,14 @@ class Reconciler:
             self._kill(engine, extras)
         return keep
 
+    @staticmethod
+    def _silent_since(submitted: datetime, app: Application, deployment: Deployment) -> datetime:
+        """Since when the application owes a status report: its last one, else the launch of its driver
+        where the engine tells (a YARN application may wait for a container long after its submission),
+        else its submission."""
+        launched = datetime.fromtimestamp(app.launched_at, tz=UTC) if app.launched_at else submitted
+        return max(submitted, launched, deployment.last_report_at or submitted)
+
     def _adopt(self, deployment: Deployment, engine: Engine, app: Application) -> None:
         deployment.engine, deployment.application_id = engine.name, app.id
         deployment.pid = app.pid
@@ -236,7 +244,7 @@ class Reconciler:
                     deployment.last_report_at = now
                 if deployment.consecutive_failures and now - started > timedelta(seconds=60):
                     deployment.consecutive_failures = 0
-            elif now - max(started, deployment.last_report_at or started) > stale_after():
+            elif not app.queued and now - self._silent_since(started, app, deployment) > stale_after():
                 self._failed(deployment, f"no status report for {settings.APP_STALE_SECONDS:.0f}s: "
                                          "the application is stuck and was stopped", now, connectors)
                 self._kill(engine, [app])

@@ -7,8 +7,12 @@ tests/integration/test_yarn_mirrors.py.
 from __future__ import annotations
 
 import threading
+import time
+from dataclasses import replace
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from mirrors.engines import Application, Engine, EngineError, Engines, EngineUnavailable, Outcome
 from mirrors.models import Cluster, Deployment, Mirror
@@ -288,3 +292,26 @@ def test_an_application_whose_mirror_and_deployment_are_gone_is_stopped(world):
     mirror.delete()
     passes(engine, redis)
     assert engine.killed == [app_id] and engine.apps == {}
+
+
+def test_a_queued_application_is_not_stuck_and_the_stale_time_counts_from_its_drivers_launch(world, settings):
+    """YARN accepted the application but has not launched its driver (no container free): its silence is
+    the cluster's queue, not a stuck driver. Once launched, the driver has the stale time from then."""
+    engine, redis, mirror = world
+    settings.APP_STALE_SECONDS = 60
+    passes(engine, redis)
+    app_id = engine.submitted[0]
+    long_ago = timezone.now() - timedelta(seconds=300)
+    Deployment.objects.filter(mirror_name="m").update(submitted_at=long_ago)
+    engine.apps[app_id] = replace(engine.apps[app_id], state="ACCEPTED", queued=True)
+    passes(engine, redis)
+    assert Deployment.objects.get(mirror_name="m").state == "starting", "queued for 300 s: not stuck"
+    launched = time.time() - 30
+    engine.apps[app_id] = replace(engine.apps[app_id], state="RUNNING", queued=False, launched_at=launched)
+    passes(engine, redis)
+    assert Deployment.objects.get(mirror_name="m").state == "starting", "launched 30 s ago: not stuck yet"
+    engine.apps[app_id] = replace(engine.apps[app_id], launched_at=time.time() - 61)
+    passes(engine, redis)
+    deployment = Deployment.objects.get(mirror_name="m")
+    assert "no status report for 60s" in deployment.last_error
+    assert app_id in engine.killed and engine.submitted == [app_id]

@@ -37,6 +37,10 @@ def test_application_from_the_resourcemanagers_json():
         "diagnostics": "unknown queue: nosuch", "trackingUrl": "http://rm/proxy/application_1_0001/",
         "amHostHttpAddress": "127.0.0.1:8042"})
     assert not app.alive and app.tags[1] == "mirrorplane-mirror-m" and app.diagnostics == "unknown queue: nosuch"
+    assert app.launched_at is None  # never launched: YARN reports a launch time of 0
+    launched = yarn.YarnApplication.from_json({"id": "application_1_0002", "state": "RUNNING",
+                                               "launchTime": 1_700_000_123_456})
+    assert launched.launched_at == 1_700_000_123.456
 
 
 def test_resourcemanager_and_filesystem_from_the_site_files(tmp_path):
