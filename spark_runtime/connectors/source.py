@@ -16,6 +16,7 @@ from spark_runtime.connectors.base import Connector
 from spark_runtime.connectors.source_modes import MODE_CHECK_SECONDS, ReplicationModes
 from spark_runtime.copy_progress import CopyProgress
 from spark_runtime.lag import Positions
+from spark_runtime.micro_batch import MicroBatchWriter
 from spark_runtime.offset_syncs import OffsetSyncs
 from spark_runtime.task_gauges import TaskGauges
 from spark_runtime.topic_sync import RemoteTopics
@@ -222,24 +223,25 @@ class SourceConnector(ReplicationModes, Connector):
                      sum(self.topics.values()), mode.reason)
             return
 
-        def write_batch(batch: Any, batch_id: int) -> None:
-            started = time.monotonic()
-            self._grow_remote_partitions()
-            self.cores = self.spark.sparkContext.defaultParallelism  # executors may join or leave
-            lines = list(writer.write(batch._jdf, producer, remote, self.task_slots(), max_lag,
-                                      spark_query.java_map(jvm, self.offset_syncs.state)))
-            self.offset_syncs.absorb(lines)
-            self.progress.record_batch(batch_id, [line for line in lines if line.startswith("P\t")],
-                                       time.monotonic() - started)
-
         self.query = (
             reader.load().writeStream.queryName(f"{self.config.name}-source")
-            .foreachBatch(write_batch)
+            .foreachBatch(MicroBatchWriter(
+                lambda jdf: list(writer.write(jdf, producer, remote, self.task_slots(), max_lag,
+                                              spark_query.java_map(jvm, self.offset_syncs.state))),
+                before=self._before_batch, after=self._after_batch))
             .option("checkpointLocation", self.config.checkpoint_dir("source"))
             .start()
         )
         log.info("replicating %d topics (%d partitions) in micro-batches: %s", len(self.topics),
                  sum(self.topics.values()), mode.reason)
+
+    def _before_batch(self) -> None:
+        self._grow_remote_partitions()
+        self.cores = self.spark.sparkContext.defaultParallelism  # executors may join or leave
+
+    def _after_batch(self, batch_id: int, lines: list[str], seconds: float) -> None:
+        self.offset_syncs.absorb(lines)
+        self.progress.record_batch(batch_id, [line for line in lines if line.startswith("P\t")], seconds)
 
     def _partitions(self) -> list[tuple[str, int]]:
         return [(topic, p) for topic, count in sorted(self.topics.items()) for p in range(count)]
