@@ -11,6 +11,7 @@ checkpoint does: after their latest offset sync, or at their beginning.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from mirrors.interchange.plan import ImportPlan, InvalidContent, MirrorPlan
@@ -58,9 +59,10 @@ class FlowAdoption:
                 "partitions": listed}
 
 
-def adopt_mirrors(plan: ImportPlan, mirrors: dict[str, Mirror], timeout: float | None = None) -> list[dict]:
-    """Reads each flow's MM2 positions and stores them on its mirror; NotAdoptable names the flows
-    that have none (the caller rolls everything back)."""
+def adopt_mirrors(plan: ImportPlan, mirrors: dict[str, Mirror], replaced: Collection[str] = (),
+                  timeout: float | None = None) -> list[dict]:
+    """Reads each flow's MM2 positions and stores them on its mirror (`replaced`: mirrors that existed);
+    NotAdoptable names the flows that have none (the caller rolls everything back)."""
     errors: dict[str, list[str]] = {}
     flows: list[FlowAdoption] = []
     for item in plan.mirrors:
@@ -75,6 +77,9 @@ def adopt_mirrors(plan: ImportPlan, mirrors: dict[str, Mirror], timeout: float |
         raise NotAdoptable(errors)
     for flow in flows:
         Mirror.objects.filter(name=flow.mirror).update(adopted=flow.start_plan())
+        if flow.mirror in replaced:
+            plan.warnings.append(f"mirror {flow.mirror!r} existed: a checkpoint it has from an earlier run wins over "
+                                 "MM2's positions (they apply only without one)")
     return [flow.to_dict() for flow in flows]
 
 

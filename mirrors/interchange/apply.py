@@ -75,7 +75,7 @@ def apply_plan(plan: ImportPlan, *, actor: str, dry_run: bool = False, replace: 
             if adopt:
                 saved = Mirror.objects.select_related("source", "target").filter(
                     name__in=[m.name for m in plan.mirrors])
-                result.adopted = adopt_mirrors(plan, {m.name: m for m in saved})
+                result.adopted = adopt_mirrors(plan, {m.name: m for m in saved}, result.updated["mirrors"])
             if dry_run:
                 raise _Rollback
     except _Rollback:

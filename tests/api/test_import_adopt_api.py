@@ -187,3 +187,11 @@ def test_strimzi_resources_name_the_connect_clusters_offsets_topic(api, kafka, t
 def test_adopt_must_be_a_boolean(api, kafka):
     response = post(api, PROPERTIES, "?adopt=maybe")
     assert response.status_code == 400 and "adopt" in response.json()
+
+
+def test_adopting_into_an_existing_mirror_warns_that_its_checkpoint_wins(api, kafka):
+    assert post(api, PROPERTIES, "").status_code == 201
+    response = post(api, PROPERTIES, "?adopt=true&replace=true")
+    assert response.status_code == 201, response.content
+    assert any("checkpoint" in w for w in response.json()["warnings"])
+    assert Mirror.objects.get().adopted["partitions"]["orders:0"]["start"] == 100

@@ -1,10 +1,11 @@
 """Taking over from a running Apache MirrorMaker 2 without copying again.
 
 Apache MM2 (connect-mirror from Maven Central, dedicated mode as connect-mirror-maker.sh runs it)
-replicates a topic under steady load and is stopped with SIGTERM; Mirrorplane imports MM2's
-properties file with `?adopt=true` while the load goes on. Every record must reach the remote
-topic, in order per partition, and only what MM2 had copied but not committed may be copied again,
-as the status reports.
+replicates a topic under steady load and is stopped: with SIGTERM (Kafka Connect commits its
+positions on the way out), or killed between two commits of its positions. Mirrorplane imports
+MM2's properties file with `?adopt=true` while the load goes on. Every record must reach the
+remote topic, in order per partition, and only what MM2 had copied but not committed may be copied
+again, as the status reports.
 
 The flow's cluster aliases are this test's own (both on the devstack's brokers), so that MM2's
 internal topics (offsets, offset syncs, checkpoints) are too.
@@ -12,7 +13,9 @@ internal topics (offsets, offset syncs, checkpoints) are too.
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import time
 
 import pytest
@@ -30,7 +33,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 BACKLOG = 3_000  # per partition, before MM2 starts
 RATE = 600  # records per second under way, all partitions
-FLUSH_MS = 1_000  # MM2's offset.flush.interval.ms (Connect's default is 60 s)
 
 
 def wait_until(predicate, timeout: float, what: str, every: float = 0.5):
@@ -67,16 +69,22 @@ class MirrorMaker2:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def stop(self) -> float:
-        """SIGTERM, then wait for the exit (Connect commits its offsets on the way); returns the seconds."""
+    def stop(self, kill: bool) -> float:
+        """SIGTERM (Connect commits its offsets on the way out) or SIGKILL, then wait for the exit;
+        returns the seconds it took."""
         started = time.monotonic()
-        processes.terminate(self.process.pid, str(self.properties), grace_seconds=60)
+        if kill:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        else:
+            processes.terminate(self.process.pid, str(self.properties), grace_seconds=60)
         self.process.wait(60)
         return time.monotonic() - started
 
 
+# (how MM2 stops, its offset.flush.interval.ms: Connect's default is 60 s)
+@pytest.mark.parametrize(("stop", "flush_ms"), [("sigterm", 1_000), ("sigkill", 10_000)])
 def test_adopting_a_running_mm2_copies_nothing_again_but_its_uncommitted_records(
-        api, devstack, control_plane, unique, figures, tmp_path, request):
+        api, devstack, control_plane, unique, figures, tmp_path, request, stop, flush_ms):
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
     source, target = f"src{unique}", f"dst{unique}"
     topic, name = f"adopt-{unique}", f"adopt-{unique}"
@@ -84,7 +92,7 @@ def test_adopting_a_running_mm2_copies_nothing_again_but_its_uncommitted_records
     kafka_tools.create_topic(east, topic, PARTITIONS)
     kafka_tools.produce(east, topic, {p: records(p, 0, BACKLOG) for p in range(PARTITIONS)})
     properties = mm2.mm2_properties(source, east, target, west, topic, tasks=2) + (
-        f"{target}.offset.flush.interval.ms = {FLUSH_MS}\n"
+        f"{target}.offset.flush.interval.ms = {flush_ms}\n"
         f"emit.checkpoints.interval.seconds = 1\n"
         f"{target}->{source}.emit.heartbeats.enabled = false\n")  # no herder for the way back: a faster start
 
@@ -101,9 +109,12 @@ def test_adopting_a_running_mm2_copies_nothing_again_but_its_uncommitted_records
         found = committed(west, offsets_topic, source, topic)
         return len(found) == PARTITIONS and min(found.values()) >= BACKLOG and found
 
-    wait_until(past_backlog, 180, "MM2 committing offsets past the backlog in every partition", every=1)
+    found = wait_until(past_backlog, 180, "MM2 committing offsets past the backlog in every partition", every=1)
+    if stop == "sigkill":  # killed once it has copied records it has not committed yet
+        wait_until(lambda: all(end > found[p] + 50 for p, end in kafka_tools.end_offsets(west, remote).items()),
+                   60, "MM2 copying past its committed offsets")
     mm2_seconds = time.monotonic() - started
-    stop_seconds = mirror_maker.stop()
+    stop_seconds = mirror_maker.stop(kill=stop == "sigkill")
     mm2_positions = committed(west, offsets_topic, source, topic)
     remote_ends = kafka_tools.end_offsets(west, remote)
     # The remote partitions start empty and the source has no gaps: remote offsets equal source offsets.
@@ -150,8 +161,11 @@ def test_adopting_a_running_mm2_copies_nothing_again_but_its_uncommitted_records
         assert reported["remote_end"] == remote_ends[partition]
         assert reported["duplicates"] == duplicates[partition]
     reported_total = sum(resumed["per_partition"][f"{topic}:{p}"]["duplicates"] for p in range(PARTITIONS))
+    if stop == "sigkill":
+        assert sum(duplicates.values()) > 0, "killed between two commits, MM2 had copied records it had not committed"
     figures(f"MM2 copied {BACKLOG * PARTITIONS} backlog records and more under {RATE}/s in {mm2_seconds:.1f} s, "
-            f"stopped in {stop_seconds:.1f} s; adopted at {sum(remote_ends.values())} remote records, "
+            f"stopped by {stop} (offset.flush.interval.ms {flush_ms}) in {stop_seconds:.1f} s; "
+            f"adopted at {sum(remote_ends.values())} remote records, "
             f"{PARTITIONS * total} in all, 0 lost; duplicates per partition {duplicates} (MM2's uncommitted "
             f"copies, reported: {reported_total}); caught up {caught_up_seconds:.1f} s after the import "
             f"(a re-copy would be {sum(remote_ends.values())} duplicates)")
