@@ -195,3 +195,10 @@ def test_adopting_into_an_existing_mirror_warns_that_its_checkpoint_wins(api, ka
     assert response.status_code == 201, response.content
     assert any("checkpoint" in w for w in response.json()["warnings"])
     assert Mirror.objects.get().adopted["partitions"]["orders:0"]["start"] == 100
+
+
+def test_unreachable_clusters_are_a_conflict_naming_the_flow(api, kafka_unreachable):
+    response = post(api, PROPERTIES)
+    assert response.status_code == 409
+    assert "cannot read MM2's offsets" in response.json()["adopt.east-to-west"][0]
+    assert not Mirror.objects.exists()
