@@ -69,6 +69,9 @@ class MirrorConfig:
     # The mirror's Spark properties and the installation's override policy, for the driver's own check.
     spark_conf: dict[str, str] = field(default_factory=dict)
     overrides: OverridePolicy = field(default_factory=OverridePolicy)
+    # Where a mirror that took over from a running MM2 starts each partition without a checkpoint
+    # (spark_runtime/adoption.py); None: not adopted.
+    adopted: dict | None = None
 
     def __post_init__(self) -> None:
         if not self.checkpoint_location:
@@ -103,6 +106,7 @@ class MirrorConfig:
             checkpoint_location=str(data.get("checkpoint_location") or ""),
             spark_conf={str(k): str(v) for k, v in (data.get("spark_conf") or {}).items()},
             overrides=OverridePolicy.from_dict(data.get("overrides")),
+            adopted=data.get("adopted") or None,
         )
 
     @classmethod

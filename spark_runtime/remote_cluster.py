@@ -3,6 +3,7 @@
 - `translate_offsets`: a consumer group's offsets on this cluster, from the checkpoints an
   upstream flow left here (`<source>.checkpoints.internal`, partition 0 only, as MM2 reads it).
 - `upstream_clusters`, `replication_hops`: from the names of the heartbeat topics alone.
+- `read_topic`: every record of a small internal topic (e.g. Kafka Connect's offsets topic).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ _NO_TOPIC = frozenset({KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOP
 _SLICE_SECONDS = 0.5
 
 
-class _CheckpointReader:
+class _TopicReader:
     """A group-less, assigned consumer of one partition that turns librdkafka's errors into ClusterErrors."""
 
     def __init__(self, connection: ClusterConnection, timeout: float) -> None:
@@ -34,7 +35,7 @@ class _CheckpointReader:
         self.timeout = timeout
         self.connect_error: KafkaError | None = None
         self.consumer = Consumer(connection.librdkafka_config() | {
-            "group.id": f"mirrorplane-translate-{uuid.uuid4().hex[:8]}",  # required, never joined or committed
+            "group.id": f"mirrorplane-read-{uuid.uuid4().hex[:8]}",  # required, never joined or committed
             "enable.auto.commit": "false",
             "enable.partition.eof": "true",
             "auto.offset.reset": "earliest",
@@ -62,7 +63,11 @@ class _CheckpointReader:
         return ClusterError(f"cluster {self.connection.alias!r} ({self.connection.bootstrap_servers}): {reason}")
 
     def topic_exists(self, topic: str) -> bool:
-        """Metadata of `topic`, asked in short slices so that a refused connection fails at once."""
+        return self.partitions(topic) is not None
+
+    def partitions(self, topic: str) -> list[int] | None:
+        """`topic`'s partitions (None: no such topic), asked in short slices so that a refused
+        connection fails at once."""
         while True:
             try:
                 metadata = self.consumer.list_topics(topic, timeout=min(_SLICE_SECONDS, self.remaining()) or 0.01)
@@ -75,26 +80,28 @@ class _CheckpointReader:
                 continue
             found = metadata.topics.get(topic)
             if found is None or (found.error is not None and found.error.code() in _NO_TOPIC):
-                return False
+                return None
             if found.error is not None:
                 raise self.fail(f"reading {topic!r}: {found.error.name()}: {found.error.str()}")
-            return True
+            return sorted(found.partitions)
 
-    def read(self, topic: str) -> list:
-        """Every record of partition 0 from its beginning to its current end."""
+    def read(self, topic: str, partition: int = 0) -> list:
+        """Every record of a partition from its beginning to its current end."""
         try:
-            low, high = self.consumer.get_watermark_offsets(TopicPartition(topic, 0),
+            low, high = self.consumer.get_watermark_offsets(TopicPartition(topic, partition),
                                                             timeout=max(self.remaining(), 0.01))
         except KafkaException as error:
             raise self.fail(error) from None
         if high <= low:
             return []
-        self.consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        self.consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
         records, last = [], -1
         while last < high - 1:
             if self.remaining() <= 0:
                 raise self.fail(f"read {topic!r} up to offset {last + 1} of {high} within {self.timeout:g}s")
             for message in self.consumer.consume(10_000, timeout=min(_SLICE_SECONDS, self.remaining())):
+                if message.partition() != partition:
+                    continue  # fetched for a partition read before
                 error = message.error()
                 if error is None:
                     records.append(message)
@@ -115,7 +122,7 @@ def translate_offsets(connection: ClusterConnection, policy: ReplicationPolicy, 
     of flow `source_alias` -> this cluster. No checkpoints topic: empty (as MM2). Unreachable: ClusterError.
     """
     topic = policy.checkpoints_topic(source_alias)
-    reader = _CheckpointReader(connection, timeout)
+    reader = _TopicReader(connection, timeout)
     try:
         if not reader.topic_exists(topic):
             return {}
@@ -123,6 +130,20 @@ def translate_offsets(connection: ClusterConnection, policy: ReplicationPolicy, 
     finally:
         reader.close()
     return latest_checkpoints(((r.offset(), r.key(), r.value()) for r in records), group, topic)
+
+
+def read_topic(connection: ClusterConnection, topic: str, timeout: float = 10.0
+               ) -> list[tuple[bytes | None, bytes | None]] | None:
+    """(key, value) of every record of `topic`, each partition in order; None when there is no such
+    topic. Unreachable, or not read to its end within `timeout`: ClusterError."""
+    reader = _TopicReader(connection, timeout)
+    try:
+        partitions = reader.partitions(topic)
+        if partitions is None:
+            return None
+        return [(r.key(), r.value()) for partition in partitions for r in reader.read(topic, partition)]
+    finally:
+        reader.close()
 
 
 def latest_checkpoints(records: Iterable[tuple[int, bytes | None, bytes | None]], group: str,

@@ -33,6 +33,7 @@ Partition = tuple[str, int]
 EARLIEST = -2  # Spark's Kafka source: -2 in startingOffsets is the partition's earliest offset
 
 FROM_SYNC = "offset-sync"
+ADOPTED = "mm2-offsets"  # placed by a running MM2's committed source offsets (spark_runtime/adoption.py)
 EMPTY = "empty"
 UNPLACED = "unplaced"
 
@@ -42,7 +43,7 @@ class PartitionStart:
     topic: str
     partition: int
     offset: int  # the next source offset to read; EARLIEST: the partition's beginning
-    how: str  # FROM_SYNC, EMPTY or UNPLACED
+    how: str  # FROM_SYNC, ADOPTED, EMPTY or UNPLACED
     remote_end: int  # end offset of the remote partition when the plan was made
     duplicates: int  # records on the target that may be copied again (an upper bound)
     sync: OffsetSync | None = None  # the sync the start derives from
@@ -67,11 +68,17 @@ class PartitionStart:
 @dataclass(frozen=True)
 class ResumePlan:
     starts: dict[Partition, PartitionStart]
+    origin: str = "offset-syncs"  # what placed the partitions, for the report
 
     @property
     def resumed(self) -> list[PartitionStart]:
         """Partitions placed by an offset sync."""
         return [s for s in self.starts.values() if s.how == FROM_SYNC]
+
+    @property
+    def adopted(self) -> list[PartitionStart]:
+        """Partitions placed by MM2's committed source offsets."""
+        return [s for s in self.starts.values() if s.how == ADOPTED]
 
     @property
     def unplaced(self) -> list[PartitionStart]:
@@ -104,8 +111,8 @@ class ResumePlan:
         if not placed:
             return None
         return {
-            "from": "offset-syncs",
-            "partitions": len(self.resumed),
+            "from": self.origin,
+            "partitions": len(self.resumed) + len(self.adopted),
             "unplaced": len(self.unplaced),
             "duplicates": self.duplicates,
             "per_partition": {s.key: s.describe() for s in sorted(placed, key=lambda s: (s.topic, s.partition))},

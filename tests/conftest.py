@@ -76,12 +76,16 @@ class _Unreachable:
 
 @pytest.fixture
 def kafka_unreachable(monkeypatch):
-    """The API's Kafka calls (cluster check, replication, offset translation) fail at once, as if down."""
+    """The API's Kafka calls (cluster check, replication, offset translation, adopting an MM2) fail at once,
+    as if down."""
+    from mirrors.interchange import adopt
     from mirrors.services import clusters, offsets
 
     monkeypatch.setattr(clusters, "KafkaAdmin", _Unreachable)
     monkeypatch.setattr(offsets, "KafkaAdmin", _Unreachable)
     monkeypatch.setattr(offsets, "remote_cluster", _Unreachable())
+    monkeypatch.setattr(adopt, "KafkaAdmin", _Unreachable)
+    monkeypatch.setattr(adopt, "remote_cluster", _Unreachable())
 
 
 _FIGURES: list[str] = []

@@ -43,7 +43,7 @@ INTERNAL_REPLICATION_FACTORS = (
     "status.storage.replication.factor", "config.storage.replication.factor",
 )
 # Properties format: YAML would need jackson-dataformat-yaml, which MM2's dependencies lack.
-_LOG4J2 = """status = warn
+LOG4J2 = """status = warn
 appender.file.type = File
 appender.file.name = file
 appender.file.fileName = {log}
@@ -168,7 +168,7 @@ class MirrorMaker2(Candidate):
         self.properties = folder / "mm2.properties"
         self.properties.write_text(mm2_properties(spec.alias, self.env.source, TARGET, self.env.target,
                                                   spec.topic, spec.tasks, producer_settings(spec.compression)))
-        (folder / "log4j2.properties").write_text(_LOG4J2.format(log=folder / "mm2.log"))
+        (folder / "log4j2.properties").write_text(LOG4J2.format(log=folder / "mm2.log"))
         argv = [shutil.which("java") or "java", *options,
                 f"-Dlog4j2.configurationFile={folder / 'log4j2.properties'}",
                 "-cp", self.classpath, MAIN_CLASS, str(self.properties)]

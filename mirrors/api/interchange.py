@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from mirrors import interchange
 from mirrors.interchange import strimzi
+from mirrors.interchange.adopt import NotAdoptable
 from mirrors.interchange.apply import Conflict, apply_plan
 from mirrors.interchange.plan import InvalidContent
 from mirrors.models import Mirror
@@ -56,6 +57,9 @@ class ImportQuerySerializer(serializers.Serializer):
     dry_run = serializers.BooleanField(required=False, default=False, help_text="report, create nothing")
     replace = serializers.BooleanField(required=False, default=False,
                                        help_text="update clusters and mirrors that exist and differ (else 409)")
+    adopt = serializers.BooleanField(required=False, default=False, help_text=(
+        "take over from the running MM2 the file describes: each partition starts after MM2's committed "
+        "source offset, read from Kafka Connect's offsets topic (409 when a flow has none)"))
 
 
 class ImportBodySerializer(serializers.Serializer):
@@ -89,7 +93,7 @@ class ImportView(APIView):
         parameters=[ImportQuerySerializer],
         responses={201: OpenApiResponse(description="created"), 200: OpenApiResponse(description="dry run"),
                    400: OpenApiResponse(description="invalid content, keyed by path in the file"),
-                   409: OpenApiResponse(description="clusters or mirrors exist and differ")},
+                   409: OpenApiResponse(description="clusters or mirrors exist and differ; adopt: no MM2 offsets")},
     )
     def post(self, request: Request) -> Response:
         query = ImportQuerySerializer(data=request.query_params)
@@ -104,8 +108,9 @@ class ImportView(APIView):
         try:
             plan = interchange.parse(body["content"], file_format)
             result = apply_plan(plan, actor=actor_of(request.user), dry_run=query.validated_data["dry_run"],
-                                replace=query.validated_data["replace"], values=body.get("values"))
-        except Conflict as error:
+                                replace=query.validated_data["replace"], values=body.get("values"),
+                                adopt=query.validated_data["adopt"])
+        except (Conflict, NotAdoptable) as error:
             return Response(error.errors, status=status.HTTP_409_CONFLICT)
         except InvalidContent as error:
             return Response(error.errors, status=status.HTTP_400_BAD_REQUEST)

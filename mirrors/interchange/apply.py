@@ -5,6 +5,7 @@ Existing objects: a cluster with the same alias is reused when the file agrees w
 the same name is never reused; otherwise the import stops with a conflict unless `replace` is set,
 which updates them in place. Secrets the file only refers to are left empty (reported in
 `needs_values`) unless `values` supplies them: `{"<alias>": {"password": "...", "ca_pem": "..."}}`.
+With `adopt`, each mirror takes over from the running MM2 the file describes (mirrors/interchange/adopt.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from django.db import transaction
 from rest_framework.exceptions import ValidationError
 
 from mirrors.api.serializers import ClusterSerializer, MirrorSerializer
+from mirrors.interchange.adopt import adopt_mirrors
 from mirrors.interchange.plan import SECRET_FIELDS, ClusterPlan, ImportPlan, InvalidContent, MirrorPlan
 from mirrors.models import Cluster, Mirror
 from mirrors.services import events
@@ -36,6 +38,7 @@ class ImportResult:
     updated: dict[str, list[str]] = field(default_factory=lambda: {"clusters": [], "mirrors": []})
     reused: dict[str, list[str]] = field(default_factory=lambda: {"clusters": []})
     plan: ImportPlan | None = None
+    adopted: list[dict] | None = None  # with `adopt`: per flow, where each partition starts
 
     def to_dict(self) -> dict:
         plan = self.plan or ImportPlan()
@@ -43,7 +46,7 @@ class ImportResult:
                 "clusters": [c.to_dict() for c in plan.clusters if c.defined],
                 "mirrors": [m.to_dict() for m in plan.mirrors],
                 "needs_values": plan.needs_values, "unsupported": plan.unsupported, "warnings": plan.warnings,
-                "ignored": plan.ignored}
+                "ignored": plan.ignored} | ({"adopted": self.adopted} if self.adopted is not None else {})
 
 
 class _Rollback(Exception):
@@ -51,8 +54,9 @@ class _Rollback(Exception):
 
 
 def apply_plan(plan: ImportPlan, *, actor: str, dry_run: bool = False, replace: bool = False,
-               values: dict[str, dict[str, Any]] | None = None) -> ImportResult:
-    """Creates (or with `replace`, updates) the plan's clusters and mirrors; all or nothing."""
+               values: dict[str, dict[str, Any]] | None = None, adopt: bool = False) -> ImportResult:
+    """Creates (or with `replace`, updates) the plan's clusters and mirrors; all or nothing. With
+    `adopt`, a flow without MM2 positions to take over is a NotAdoptable (409)."""
     result = ImportResult(dry_run=dry_run, plan=plan)
     _supply(plan, values or {})
     try:
@@ -68,6 +72,10 @@ def apply_plan(plan: ImportPlan, *, actor: str, dry_run: bool = False, replace: 
                 raise InvalidContent(errors)
             if conflicts:
                 raise Conflict(conflicts)
+            if adopt:
+                saved = Mirror.objects.select_related("source", "target").filter(
+                    name__in=[m.name for m in plan.mirrors])
+                result.adopted = adopt_mirrors(plan, {m.name: m for m in saved}, result.updated["mirrors"])
             if dry_run:
                 raise _Rollback
     except _Rollback:

@@ -38,6 +38,10 @@ _CONNECT_WORKER_NAMES = {
 }
 _CONNECT_WORKER_PREFIXES = ("config.storage.", "offset.storage.", "status.storage.", "key.converter",
                             "value.converter", "rest.", "config.providers", "dedicated.mode.")
+# Kafka Connect's offsets topic when the file names none: MM2's dedicated mode (connect-mirror-maker.sh)
+# names it after the flow's source cluster, Strimzi uses one per Connect cluster.
+DEDICATED_OFFSETS_TOPIC = "mm2-offsets.{source}.internal"
+STRIMZI_OFFSETS_TOPIC = "mirrormaker2-cluster-offsets"
 CONNECT_WORKER_REASON = "a Kafka Connect worker setting: Mirrorplane runs each mirror as a Spark application"
 
 _PLACEHOLDER = re.compile(r"<[^<>\s]+>|\$\{[^}]+\}")
@@ -112,6 +116,10 @@ class MirrorPlan:
     fields: dict[str, Any] = field(default_factory=dict)
     connectors: dict[str, dict] = field(default_factory=dict)
     paths: dict[str, str] = field(default_factory=dict)
+    # Kafka Connect's offsets topic of the MM2 deployment the file describes, and the cluster holding it
+    # (None: the target), where an adopting import reads MM2's committed source offsets.
+    offsets_topic: str | None = None
+    offsets_cluster: str | None = None
 
     def to_dict(self) -> dict:
         return {"name": self.name, "source": self.source, "target": self.target, **self.fields,

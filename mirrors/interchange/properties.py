@@ -16,6 +16,7 @@ from typing import Any
 from mirrors.interchange.plan import (
     CONNECT_WORKER_REASON,
     CONNECTOR_KINDS,
+    DEDICATED_OFFSETS_TOPIC,
     MIRROR_PROPERTIES,
     POLICY_CLASSES,
     ClusterPlan,
@@ -143,6 +144,9 @@ def parse(text: str) -> ImportPlan:
         props = flow_defaults | flow_props[(source, target)]
         paths = {p: where.get(f"{source}->{target}.{p}", where.get(p, "")) for p in props}
         _mirror(plan, source, target, props, paths, errors)
+        # As MM2's worker of the flow: the top-level setting wins over the target cluster's.
+        plan.mirrors[-1].offsets_topic = (top.get("offset.storage.topic") or cluster_props[target].get(
+            "offset.storage.topic") or DEDICATED_OFFSETS_TOPIC.format(source=source))
     for (source, target), props in flow_props.items():
         if (source, target) not in flows:
             for prop in props:

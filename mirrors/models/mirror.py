@@ -31,6 +31,9 @@ class Mirror(models.Model):
     generation = models.PositiveIntegerField(default=1)
     spark = models.JSONField(default=dict, blank=True,
                              help_text="spark-submit resources: driver_memory, executor_memory, executor_cores, ...")
+    adopted = models.JSONField(null=True, blank=True, default=None, help_text=(
+        "taken over from a running MM2: where each partition starts without a checkpoint "
+        "(spark_runtime/adoption.py)"))
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

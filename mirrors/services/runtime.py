@@ -115,6 +115,7 @@ def app_config(mirror: Mirror, work_dir: str | None = None, checkpoint: str | No
         # for the driver's own check of the override policy (spark_runtime.overrides)
         "spark_conf": mirror_conf(mirror),
         "overrides": installation_policy().to_dict(),
+        "adopted": mirror.adopted,
     }
     location = checkpoint or checkpoint_location(mirror.name)
     if location:

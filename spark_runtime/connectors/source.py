@@ -9,7 +9,7 @@ import threading
 import time
 from typing import Any
 
-from spark_runtime import checkpoint_store, real_time, replication_mode, resume, spark_query
+from spark_runtime import adoption, checkpoint_store, real_time, replication_mode, resume, spark_query
 from spark_runtime.admin import KafkaAdmin
 from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.base import Connector
@@ -252,15 +252,17 @@ class SourceConnector(ReplicationModes, Connector):
             self.last_resume = report | {"cause": cause, "at": round(time.time(), 3)}
 
     def _plan_resume(self) -> resume.ResumePlan:
-        """Where each partition starts without a checkpoint: after its latest offset sync when its
-        remote partition holds records (see spark_runtime/resume.py), else at its beginning."""
+        """Where each partition starts without a checkpoint: after MM2's committed offset when the
+        mirror was adopted (spark_runtime/adoption.py), after its latest offset sync when its remote
+        partition holds records (spark_runtime/resume.py), else at its beginning."""
         partitions = self._partitions()
         remote_ends = self._settled_ends([(self.remote_topic(t), p) for t, p in partitions])
         ends = {(t, p): remote_ends.get((self.remote_topic(t), p), 0) for t, p in partitions}
-        if not any(ends.values()):
+        if not any(ends.values()) and not self.config.adopted:
             return resume.plan(partitions, {}, ends)  # a new mirror: nothing on the target yet
-        syncs = resume.latest_syncs(self.offset_syncs.read_all())
-        plan = resume.plan(partitions, syncs, ends, self.source_admin.end_offsets(partitions))
+        syncs = self.offset_syncs.read_all()
+        plan = resume.plan(partitions, resume.latest_syncs(syncs), ends, self.source_admin.end_offsets(partitions))
+        plan = adoption.adopt(plan, self.config.adopted, syncs)  # MM2's committed positions, if adopted
         for start in plan.unplaced:
             log.warning("%s:%d starts at its beginning although %s.%d holds %d records (%s): up to %d records "
                         "are copied again", start.topic, start.partition, self.remote_topic(start.topic),

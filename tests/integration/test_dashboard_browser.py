@@ -207,3 +207,21 @@ def test_import_preview_lists_the_resources_it_ignores(browse, admin_user):
     assert page.get_by_label("cluster-b: password").is_visible(), "the secret the file refers to is asked for"
     assert unnamed_controls(page) == []
     assert not Mirror.objects.exists() and not Cluster.objects.exists(), "a preview created something"
+
+
+def test_import_preview_adopting_a_running_mm2_names_the_flow_without_offsets(browse, admin_user):
+    """With “Adopt”, a flow whose MM2 offsets cannot be read stops the preview, naming it and why."""
+    page = browse()
+    log_in(page, "admin", "admin-password-123")
+    page.goto("/import/")
+    page.get_by_label("Configuration").fill("clusters = east, west\neast.bootstrap.servers = 127.0.0.1:1\n"
+                                            "west.bootstrap.servers = 127.0.0.1:1\neast->west.enabled = true\n")
+    page.get_by_label("Adopt the running MirrorMaker 2 this file describes").check()
+    page.get_by_role("button", name="Preview").click()
+    result = page.locator("#result")
+    result.get_by_text("adopt.east-to-west").wait_for()
+    assert "cannot read MM2's offsets" in result.inner_text()
+    assert "untick “Adopt”" in result.inner_text()
+    assert page.get_by_role("button", name="Import").is_disabled()
+    assert unnamed_controls(page) == []
+    assert not Mirror.objects.exists() and not Cluster.objects.exists(), "a preview created something"

@@ -1,5 +1,7 @@
 """SourceConnector's pure parts: task counts and client configuration (no Spark, no brokers)."""
 
+import dataclasses
+
 from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.source import SourceConnector
 
@@ -131,3 +133,16 @@ def test_progress_moves_positions_past_the_resume_offset():
 
 def test_no_resume_report_with_a_checkpoint():
     assert connector().status()["resumed"] is None
+
+
+def test_an_adopted_mirror_starts_after_mm2s_committed_offsets_also_where_the_remote_partition_is_empty():
+    from spark_runtime import adoption
+
+    source = resuming({("east.orders", 0): 120}, {("orders", 0): 500, ("orders", 1): 9},
+                      [("orders", 0, 99, 99)])
+    source.config = dataclasses.replace(source.config, adopted=adoption.start_plan(
+        {("orders", 0): 109, ("orders", 1): 4}, {("orders", 0): 120}))
+    plan = source._plan_resume()
+    assert plan.starting_offsets(source._partitions()) == '{"orders": {"0": 110, "1": 5}}'
+    report = plan.report()
+    assert report["from"] == "mm2-offsets" and report["duplicates"] == 10

@@ -6,7 +6,7 @@ and may have a `heartbeatConnector`.
 
 from __future__ import annotations
 
-from mirrors.interchange.plan import ImportPlan
+from mirrors.interchange.plan import STRIMZI_OFFSETS_TOPIC, ImportPlan
 from mirrors.interchange.strimzi import common
 from mirrors.interchange.strimzi.documents import Resource
 
@@ -35,9 +35,22 @@ def parse_into(plan: ImportPlan, resource: Resource, errors: dict) -> None:
     mirrors = common.read_list(spec, "mirrors", f"{root}spec.mirrors", errors)
     if not mirrors:
         plan.warnings.append(f"{root}spec.mirrors is empty: no mirror to create")
+    count = len(plan.mirrors)
     for index, item in enumerate(mirrors):
         single_name = metadata.get("name") if len(mirrors) == 1 else None
         _mirror(plan, item, f"{root}spec.mirrors[{index}]", root, single_name, annotations, errors)
+    _offsets_storage(plan.mirrors[count:], spec)
+
+
+def _offsets_storage(mirrors: list, spec: dict) -> None:
+    """Kafka Connect's offsets topic: the `offset.storage.topic` of the `connectCluster`'s config."""
+    connect = str(spec.get("connectCluster") or "")
+    clusters = spec.get("clusters") if isinstance(spec.get("clusters"), list) else []
+    config = next((c.get("config") for c in clusters if isinstance(c, dict) and c.get("alias") == connect), None)
+    topic = (config or {}).get("offset.storage.topic") if isinstance(config, dict) else None
+    for mirror in mirrors:
+        mirror.offsets_topic = str(topic or STRIMZI_OFFSETS_TOPIC)
+        mirror.offsets_cluster = connect or None
 
 
 def _spec_reason(key: str) -> str:

@@ -8,7 +8,7 @@ mirror's heartbeat connector is created stopped unless the `mirrorplane.io/heart
 
 from __future__ import annotations
 
-from mirrors.interchange.plan import CONNECT_WORKER_REASON, ImportPlan
+from mirrors.interchange.plan import CONNECT_WORKER_REASON, STRIMZI_OFFSETS_TOPIC, ImportPlan
 from mirrors.interchange.strimzi import common
 from mirrors.interchange.strimzi.documents import Resource
 
@@ -46,9 +46,13 @@ def parse_into(plan: ImportPlan, resource: Resource, errors: dict) -> None:
         errors[f"{root}spec.mirrors"] = ["required: a list of mirrors, each with its source cluster"]
     elif not mirrors:
         plan.warnings.append(f"{root}spec.mirrors is empty: no mirror to create")
+    count = len(plan.mirrors)
     for index, item in enumerate(mirrors):
         single_name = metadata.get("name") if len(mirrors) == 1 else None
         _mirror(plan, resource, item, index, target, single_name, annotations, errors)
+    target_spec = spec.get("target") if isinstance(spec.get("target"), dict) else {}
+    for mirror in plan.mirrors[count:]:
+        mirror.offsets_topic = str(target_spec.get("offsetStorageTopic") or STRIMZI_OFFSETS_TOPIC)
 
 
 def _clusters_shape(key: str, version: str) -> str:

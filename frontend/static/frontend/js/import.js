@@ -5,6 +5,7 @@
   const content = document.getElementById("f-content");
   const format = document.getElementById("f-format");
   const replace = document.getElementById("f-replace");
+  const adopt = document.getElementById("f-adopt");
   const previewButton = document.getElementById("preview");
   const applyButton = document.getElementById("apply");
   const applyHint = document.getElementById("apply-hint");
@@ -21,7 +22,7 @@
     applyButton.disabled = true;
     applyHint.textContent = "Preview first.";
   }
-  [content, format, replace].forEach(function (field) {
+  [content, format, replace, adopt].forEach(function (field) {
     field.addEventListener("input", stale);
     field.addEventListener("change", stale);
   });
@@ -54,6 +55,7 @@
     const query = new URLSearchParams();
     if (dryRun) query.set("dry_run", "true");
     if (replace.checked) query.set("replace", "true");
+    if (adopt.checked) query.set("adopt", "true");
     const body = {content: content.value, values: values()};
     if (format.value) body.format = format.value;
     return mp.request("POST", "/api/v1/import/" + (query.toString() ? "?" + query : ""), body);
@@ -117,6 +119,24 @@
     return text + ".";
   }
 
+  function adoptedTable(flow) {
+    const caption = flow.mirror + ": MM2's offsets in " + flow.offsets_topic + " on " + flow.offsets_cluster +
+      " (" + flow.adopted + " adopted, " + flow.fallback + " without a committed offset)";
+    return mp.el("table", {class: "grid labelled"}, [
+      mp.el("caption", {text: caption}),
+      mp.el("thead", {}, [mp.el("tr", {}, ["Topic", "Partition", "Starts at", "From"].map(function (h) {
+        return mp.el("th", {scope: "col", text: h});
+      }))]),
+      mp.el("tbody", {}, flow.partitions.map(function (p) {
+        const from = p.start === null ? p.note : "MM2 committed " + p.committed + "; remote end " + p.remote_end;
+        return mp.el("tr", {}, [
+          mp.el("td", {"data-label": "Topic"}, [mp.el("code", {text: p.topic})]),
+          mp.el("td", {"data-label": "Partition", text: String(p.partition)}),
+          mp.el("td", {"data-label": "Starts at", text: p.start === null ? "–" : String(p.start)}),
+          mp.el("td", {"data-label": "From", class: "wrap", text: from})]);
+      }))]);
+  }
+
   function renderReport(data) {
     resultTitle.textContent = data.dry_run ? "Preview (nothing saved yet)" : "Imported";
     const parts = [mp.el("p", {class: "headline", text: headline(data)})];
@@ -151,6 +171,7 @@
             mp.el("td", {"data-label": "Result", text: action})]);
         }))])]));
     }
+    if (data.adopted) parts.push(section("Where each adopted mirror starts", data.adopted.map(adoptedTable)));
     if (data.needs_values.length) {
       parts.push(section("Values still needed", [list(data.needs_values, function (n) {
         return [mp.el("strong", {text: n.cluster + ": " + n.field}), " — " + n.reason];
@@ -207,7 +228,10 @@
         applyHint.textContent = dryRun ? "Creates what the preview shows." : "Done: preview again to import more.";
       } else if (answer.status === 409) {
         stale();
-        renderErrors("Conflicts", answer.data, "Tick “Replace” to update them, or rename them in the file.");
+        const adoptOnly = Object.keys(answer.data).every(function (key) { return key.startsWith("adopt."); });
+        renderErrors("Conflicts", answer.data, adoptOnly ? "Nothing was imported: MM2 must have committed offsets " +
+          "of the flow; untick “Adopt” to import without them."
+          : "Tick “Replace” to update them, or rename them in the file.");
       } else if (answer.status === 400) {
         stale();
         renderErrors("Errors", answer.data, "Nothing was imported.");
