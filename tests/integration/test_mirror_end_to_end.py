@@ -82,6 +82,26 @@ def test_records_arrive_in_order_and_byte_identical(api, devstack, control_plane
     assert status["connectors"]["heartbeat"]["state"] == "RUNNING"
     assert status["application"]["state"] == "running"
 
+    # Strimzi's dashboard reads the source tasks' gauges from the live application: Spark's commit
+    # time, and (tasks in the driver's JVM) the writer's records in flight and its producers' buffer.
+    name = f"e2e-{unique}"
+    gauges = ("kafka_connect_connector_task_offset_commit_avg_time_ms",
+              "kafka_connect_source_task_source_record_active_count", "kafka_producer_buffer_available_bytes")
+    deadline, found = time.monotonic() + 30, {}
+    while time.monotonic() < deadline and len(found) < len(gauges):
+        exposition = api.get("/metrics").content.decode()
+        found = {sample.name: sample for family in text_string_to_metric_families(exposition)
+                 for sample in family.samples
+                 if sample.name in gauges and sample.labels.get("strimzi_io_cluster") == name}
+        time.sleep(1)
+    assert set(found) == set(gauges), f"exported for {name}: {sorted(found)}"
+    assert found["kafka_connect_connector_task_offset_commit_avg_time_ms"].value >= 0
+    assert found["kafka_connect_source_task_source_record_active_count"].value >= 0
+    assert found["kafka_producer_buffer_available_bytes"].value > 0
+    figures(f"offset commit {found['kafka_connect_connector_task_offset_commit_avg_time_ms'].value:.1f} ms on "
+            f"average, {found['kafka_connect_source_task_source_record_active_count'].value:.0f} records in flight, "
+            f"{found['kafka_producer_buffer_available_bytes'].value / 2 ** 20:.1f} MiB of producer buffer free")
+
 
 def test_tasks_max_above_the_applications_cores_runs_as_many_tasks_as_cores(api, devstack, control_plane, unique,
                                                                             figures):
@@ -102,23 +122,3 @@ def test_tasks_max_above_the_applications_cores_runs_as_many_tasks_as_cores(api,
     tasks = status["connectors"]["source"]["tasks"]
     assert [task["state"] for task in tasks] == ["RUNNING", "RUNNING"], "local[2] runs two tasks at once"
     figures(f"tasks.max 4 on local[2], 6 partitions: {len(tasks)} tasks, 600 records byte-identical")
-
-    # Strimzi's dashboard reads the source tasks' gauges from the live application: Spark's commit
-    # time, and (tasks in the driver's JVM) the writer's records in flight and its producers' buffer.
-    name = f"e2e-{unique}"
-    gauges = ("kafka_connect_connector_task_offset_commit_avg_time_ms",
-              "kafka_connect_source_task_source_record_active_count", "kafka_producer_buffer_available_bytes")
-    deadline, found = time.monotonic() + 30, {}
-    while time.monotonic() < deadline and len(found) < len(gauges):
-        exposition = api.get("/metrics").content.decode()
-        found = {sample.name: sample for family in text_string_to_metric_families(exposition)
-                 for sample in family.samples
-                 if sample.name in gauges and sample.labels.get("strimzi_io_cluster") == name}
-        time.sleep(1)
-    assert set(found) == set(gauges), f"exported for {name}: {sorted(found)}"
-    assert found["kafka_connect_connector_task_offset_commit_avg_time_ms"].value > 0
-    assert found["kafka_connect_source_task_source_record_active_count"].value >= 0
-    assert found["kafka_producer_buffer_available_bytes"].value > 0
-    figures(f"offset commit {found['kafka_connect_connector_task_offset_commit_avg_time_ms'].value:.1f} ms on "
-            f"average, {found['kafka_connect_source_task_source_record_active_count'].value:.0f} records in flight, "
-            f"{found['kafka_producer_buffer_available_bytes'].value / 2 ** 20:.1f} MiB of producer buffer free")
