@@ -12,6 +12,7 @@ raised again with a one-line message of that shape, and nothing else is.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,22 @@ MAX_CAUSES = 20
 
 class BatchInterrupted(Exception):
     """The batch's tasks were interrupted by the query's stop; the batch runs again on the next start."""
+
+
+class _QuietInterruptions(logging.Filter):
+    """py4j logs every exception a Python callback raises, with its traceback; an interrupted batch is
+    a stop, not an error: one line at INFO instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, BatchInterrupted):
+            logging.getLogger(__name__).info("a micro-batch was interrupted by its query's stop; it runs again "
+                                             "from the checkpoint on the next start")
+            return False
+        return True
+
+
+logging.getLogger("py4j.clientserver").addFilter(_QuietInterruptions())
 
 
 class MicroBatchWriter:

@@ -1,6 +1,7 @@
 """The micro-batch function: a batch interrupted by its query's stop reads to Spark as an interruption,
 in a message short enough for the pattern Spark matches it with."""
 
+import logging
 import re
 
 import pytest
@@ -78,3 +79,17 @@ def test_other_failures_go_through_unchanged():
     with pytest.raises(Py4JJavaError):
         writer(error, [])(Batch(), 1)
     assert interruption_of(ValueError("no java side")) is None
+
+
+def test_py4j_logs_an_interrupted_batch_as_one_line(caplog):
+    caplog.set_level("INFO")
+    try:
+        raise BatchInterrupted("py4j.protocol.Py4JJavaError: An error occurred while calling x: java.lang.Interrupted")
+    except BatchInterrupted:
+        logging.getLogger("py4j.clientserver").exception("There was an exception while executing the Python Proxy")
+    try:
+        raise ValueError("a real failure")
+    except ValueError:
+        logging.getLogger("py4j.clientserver").exception("There was an exception while executing the Python Proxy")
+    logged = [(r.name, r.levelname, r.exc_info is not None) for r in caplog.records]
+    assert logged == [("spark_runtime.micro_batch", "INFO", False), ("py4j.clientserver", "ERROR", True)]
