@@ -52,7 +52,7 @@ lint: python-packages
 test: install lint
 	$(PY) -m pytest
 
-# Mirrorplane vs Apache MirrorMaker 2 vs a raw Java copy on two local clusters (~11 min on 2 cores);
+# Mirrorplane vs Apache MirrorMaker 2 vs a raw Java copy on two local clusters (three hours or more on 2 cores);
 # options through BENCH_ARGS, e.g. `make bench BENCH_ARGS="--records 200000 --repetitions 1"` (see --help).
 .PHONY: bench
 BENCH_ARGS ?=
