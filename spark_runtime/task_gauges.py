@@ -60,7 +60,10 @@ def _last_progress(query: Any) -> dict | None:
 
 def _client_gauges(spark: Any) -> dict[str, int]:
     in_flight, available = (int(value) for value in _writer_class(spark.sparkContext._jvm).clientGauges())
-    return {"in_flight_records": in_flight, "producer_buffer_available_bytes": available}
+    gauges = {"in_flight_records": in_flight}
+    if available >= 0:  # no producer yet: no buffer to tell of (not an exhausted one)
+        gauges["producer_buffer_available_bytes"] = available
+    return gauges
 
 
 @functools.cache

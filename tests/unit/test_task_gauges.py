@@ -56,6 +56,20 @@ def test_producer_gauges_only_when_the_tasks_run_in_this_jvm():
     assert gauges.report() == {}
 
 
+def test_no_buffer_is_told_before_a_task_made_a_producer():
+    class NoProducerYet:
+        @staticmethod
+        def clientGauges():
+            return [0, -1]
+
+    class Jvm:
+        io = SimpleNamespace(mirrorplane=SimpleNamespace(spark=SimpleNamespace(KafkaMirrorWriter=NoProducerYet)))
+
+    gauges = TaskGauges()
+    gauges.observe(SimpleNamespace(sparkContext=SimpleNamespace(_jvm=Jvm)), FakeQuery(), True)
+    assert gauges.report() == {"in_flight_records": 0}
+
+
 def test_reads_at_most_every_two_seconds():
     gauges, query = TaskGauges(), FakeQuery()
     gauges.observe(FakeSpark, query, True)

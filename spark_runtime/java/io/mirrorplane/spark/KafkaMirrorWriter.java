@@ -114,10 +114,13 @@ public final class KafkaMirrorWriter {
 
     /**
      * This JVM's record producers as Kafka Connect reports a source task's: the records sent and not
-     * yet acknowledged, and the bytes free in the producers' buffers (their buffer-available-bytes).
-     * Read by the driver when the tasks run in its JVM (local[N]).
+     * yet acknowledged, and the bytes free in the producers' buffers (their buffer-available-bytes;
+     * -1 before any task made a producer). Read by the driver when the tasks run in its JVM (local[N]).
      */
     public static long[] clientGauges() {
+        if (PRODUCERS.isEmpty()) {
+            return new long[] {TaskSink.inFlight(), -1};
+        }
         double available = 0;
         for (KafkaProducer<byte[], byte[]> producer : PRODUCERS.values()) {
             for (Map.Entry<MetricName, ? extends Metric> metric : producer.metrics().entrySet()) {
