@@ -1,79 +1,73 @@
-"""The source connector's micro-batch function: each batch goes to the JVM writer in one call.
+"""The source connector's query in micro-batches, run from the JVM.
 
-A batch interrupted because its query is being stopped (pause, stop, a change of topics) must read to
-Spark as an interruption: Spark then ends the query quietly and runs the batch again from the
-checkpoint on the next start. Spark recognises an interrupted Python batch function by matching the
-error's text against a pattern (`StreamExecution.PROXY_ERROR`, "py4j.protocol.Py4JJavaError: An
-error occurred while calling ... java.lang.InterruptedException"). Its repeated group recurses once
-per character: on the full Java stack trace it overflows the stream thread's stack
-(StackOverflowError in java.util.regex) and the stop is logged as a failure. So an interruption is
-raised again with a one-line message of that shape, and nothing else is.
+The batch function is a Java class (`MicroBatchMirror`) handed to the query on the JVM side of the
+DataFrame: Spark's stream thread calls it for every batch, it writes the batch and its offset syncs,
+and no Python runs per batch. The driver's loop reads what the batches did (`Drained`) twice a
+second, and creates remote partitions a batch waits for.
 """
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Callable
+import functools
+from dataclasses import dataclass, field
 from typing import Any
 
-# Java exceptions that mean "the thread was interrupted" (Spark's own list).
-INTERRUPTIONS = ("java.lang.InterruptedException", "java.io.InterruptedIOException",
-                 "java.nio.channels.ClosedByInterruptException")
-MAX_CAUSES = 20
+FUNCTION_CLASS = "io.mirrorplane.spark.MicroBatchMirror"
 
 
-class BatchInterrupted(Exception):
-    """The batch's tasks were interrupted by the query's stop; the batch runs again on the next start."""
+@dataclass(frozen=True)
+class BatchReport:
+    batch_id: int
+    seconds: float
+    progress: list[str]  # the writer's "P" lines
 
 
-class _QuietInterruptions(logging.Filter):
-    """py4j logs every exception a Python callback raises, with its traceback; an interrupted batch is
-    a stop, not an error: one line at INFO instead."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, BatchInterrupted):
-            logging.getLogger(__name__).info("a micro-batch was interrupted by its query's stop; it runs again "
-                                             "from the checkpoint on the next start")
-            return False
-        return True
+@dataclass
+class Drained:
+    batches: list[BatchReport] = field(default_factory=list)
+    grow: dict[str, int] = field(default_factory=dict)  # source topic -> partitions its remote topic needs
+    syncs_written: int = 0  # offset syncs the function wrote, acknowledged, since it was made
 
 
-logging.getLogger("py4j.clientserver").addFilter(_QuietInterruptions())
+def function(spark: Any, producer: Any, remote_topics: Any, tasks_max: int, max_offset_lag: int,
+             sync_topic: str | None, sync_producer: Any, flush_interval_ms: int, sync_state: Any,
+             partitions: Any) -> Any:
+    """A new batch function (Java maps as arguments; `sync_topic` None: offset syncs are off)."""
+    return _function_class(spark.sparkContext._jvm)(producer, remote_topics, tasks_max, max_offset_lag, sync_topic,
+                                                    sync_producer, flush_interval_ms, sync_state, partitions)
 
 
-class MicroBatchWriter:
-    """Callable for `foreachBatch`: writes the batch through `write(jdf)` and hands its summary lines on."""
+def start(frame: Any, name: str, checkpoint: str, batch_function: Any) -> Any:
+    """Start the query over `frame` (the Kafka source's DataFrame); returns a pyspark StreamingQuery."""
+    from pyspark.sql.streaming.query import StreamingQuery
 
-    def __init__(self, write: Callable[[Any], list[str]], before: Callable[[], None],
-                 after: Callable[[int, list[str], float], None]) -> None:
-        self.write, self.before, self.after = write, before, after
-
-    def __call__(self, batch: Any, batch_id: int) -> None:
-        started = time.monotonic()
-        self.before()
-        try:
-            lines = self.write(batch._jdf)
-        except Exception as error:
-            interruption = interruption_of(error)
-            if interruption is None:
-                raise
-            raise BatchInterrupted(f"py4j.protocol.Py4JJavaError: An error occurred while calling "
-                                   f"KafkaMirrorWriter.write: {interruption}") from None
-        self.after(batch_id, lines, time.monotonic() - started)
+    query = (frame._jdf.writeStream().queryName(name).foreachBatch(batch_function)
+             .option("checkpointLocation", checkpoint).start())
+    return StreamingQuery(query)
 
 
-def interruption_of(error: BaseException) -> str | None:
-    """The Java interruption behind a failed call into the JVM (its class name), or None."""
-    java = getattr(error, "java_exception", None)
-    for _ in range(MAX_CAUSES):
-        if java is None:
-            return None
-        name = java.getClass().getName()
-        if name in INTERRUPTIONS:
-            return name
-        if name == "org.apache.spark.SparkException" and "cancelled" in str(java.getMessage() or ""):
-            return f"{INTERRUPTIONS[0]} (the batch's job was cancelled)"  # how a stop ends a running job
-        java = java.getCause()
-    return None
+def drain(batch_function: Any) -> Drained:
+    """What the function's batches did since the last call, in one call into the JVM."""
+    return parse(list(batch_function.drain()))
+
+
+def parse(lines: list[str]) -> Drained:
+    drained = Drained()
+    for line in lines:
+        kind, *rest = line.split("\t", 1)
+        if kind == "B":
+            head, *progress = line.split("\n")
+            _, batch_id, seconds = head.split("\t")
+            drained.batches.append(BatchReport(int(batch_id), float(seconds), progress))
+        elif kind == "G":
+            topic, partitions = rest[0].rsplit("\t", 1)
+            drained.grow[topic] = int(partitions)
+        elif kind == "W":
+            drained.syncs_written = int(rest[0])
+    return drained
+
+
+@functools.cache
+def _function_class(jvm: Any) -> Any:
+    """Looked up once: py4j resolves a dotted name by trying each prefix as a class (see real_time)."""
+    return jvm.io.mirrorplane.spark.MicroBatchMirror

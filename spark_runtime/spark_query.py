@@ -27,7 +27,7 @@ def progress_end_offsets(query: Any) -> dict[tuple[str, int], int]:
     return offsets
 
 
-def java_map(jvm: Any, values: dict[str, str]) -> Any:
+def java_map(jvm: Any, values: dict[str, Any]) -> Any:
     result = jvm.java.util.HashMap()
     for key, value in values.items():
         result.put(key, value)

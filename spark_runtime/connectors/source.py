@@ -9,14 +9,13 @@ import threading
 import time
 from typing import Any
 
-from spark_runtime import adoption, checkpoint_store, real_time, replication_mode, resume, spark_query
+from spark_runtime import adoption, checkpoint_store, micro_batch, real_time, replication_mode, resume, spark_query
 from spark_runtime.admin import KafkaAdmin
 from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.base import Connector
 from spark_runtime.connectors.source_modes import MODE_CHECK_SECONDS, ReplicationModes
 from spark_runtime.copy_progress import CopyProgress
 from spark_runtime.lag import Positions
-from spark_runtime.micro_batch import MicroBatchWriter
 from spark_runtime.offset_syncs import OffsetSyncs
 from spark_runtime.task_gauges import TaskGauges
 from spark_runtime.topic_sync import RemoteTopics
@@ -26,7 +25,6 @@ log = logging.getLogger(__name__)
 DEFAULT_REFRESH_TOPICS_SECONDS = 600.0  # MM2's refresh.topics.interval.seconds
 SETTLE_SECONDS = 0.5  # a resume plan reads the remote ends until they hold still this long
 DEFAULT_BATCH_MAX_RECORDS = 1_000_000
-WRITER_CLASS = "io.mirrorplane.spark.KafkaMirrorWriter"
 
 # Producer defaults: ordered, idempotent, acknowledged by all replicas (no loss, no reordering).
 PRODUCER_DEFAULTS = {
@@ -81,6 +79,8 @@ class SourceConnector(ReplicationModes, Connector):
         self.mode_since: float | None = None  # when the running query's mode began
         self.mode_switches = 0  # auto mode's changes of mode in this application's life
         self.real_time_syncs = 0  # offset syncs written by real-time tasks in this JVM
+        self.batch_function: Any = None  # the running micro-batch query's (spark_runtime/micro_batch.py)
+        self.batch_syncs = 0  # offset syncs it wrote
         self.gauges = TaskGauges()
         # Where the next query starts when a real-time query was stopped (checkpoint_store's handover).
         self.handover: dict[tuple[str, int], int] | None = None
@@ -115,7 +115,6 @@ class SourceConnector(ReplicationModes, Connector):
 
     def _halt(self) -> None:
         self._stop_query()
-        self.offset_syncs.stop()
 
     def _tick(self) -> None:
         if self.query is not None and not self.query.isActive:
@@ -125,6 +124,7 @@ class SourceConnector(ReplicationModes, Connector):
         if self.mode is not None and self.mode.mode == replication_mode.REAL_TIME:
             self.progress.absorb_real_time(real_time.progress(self.spark))
             self.real_time_syncs = real_time.syncs_written(self.spark)
+        self._absorb_batches()
         self.gauges.observe(self.spark, self.query, self._tasks_local())
         if self.query is not None and time.monotonic() >= self.next_mode_check:
             self._settle_handover()
@@ -206,7 +206,6 @@ class SourceConnector(ReplicationModes, Connector):
         jvm = self.spark.sparkContext._jvm
         producer = spark_query.java_map(jvm, self.producer_config())
         remote = spark_query.java_map(jvm, {topic: self.remote_topic(topic) for topic in self.topics})
-        writer = jvm.io.mirrorplane.spark.KafkaMirrorWriter
         max_lag = self.offset_syncs.max_offset_lag
         if self.mode is None or mode.mode != self.mode.mode:
             self.mode_since = round(time.time(), 3)
@@ -223,25 +222,28 @@ class SourceConnector(ReplicationModes, Connector):
                      sum(self.topics.values()), mode.reason)
             return
 
-        self.query = (
-            reader.load().writeStream.queryName(f"{self.config.name}-source")
-            .foreachBatch(MicroBatchWriter(
-                lambda jdf: list(writer.write(jdf, producer, remote, self.task_slots(), max_lag,
-                                              spark_query.java_map(jvm, self.offset_syncs.state))),
-                before=self._before_batch, after=self._after_batch))
-            .option("checkpointLocation", self.config.checkpoint_dir("source"))
-            .start()
-        )
+        syncs = self.offset_syncs
+        self.batch_function = micro_batch.function(
+            self.spark, producer, remote, self.settings.tasks_max, max_lag, syncs.topic if syncs.enabled else None,
+            spark_query.java_map(jvm, syncs.connection.java_properties()), int(syncs.flush_interval * 1000),
+            spark_query.java_map(jvm, syncs.state), spark_query.java_map(jvm, self.topics))
+        self.query = micro_batch.start(reader.load(), f"{self.config.name}-source",
+                                       self.config.checkpoint_dir("source"), self.batch_function)
         log.info("replicating %d topics (%d partitions) in micro-batches: %s", len(self.topics),
                  sum(self.topics.values()), mode.reason)
 
-    def _before_batch(self) -> None:
-        self._grow_remote_partitions()
-        self.cores = self.spark.sparkContext.defaultParallelism  # executors may join or leave
-
-    def _after_batch(self, batch_id: int, lines: list[str], seconds: float) -> None:
-        self.offset_syncs.absorb(lines)
-        self.progress.record_batch(batch_id, [line for line in lines if line.startswith("P\t")], seconds)
+    def _absorb_batches(self) -> None:
+        """What the micro-batches did since the last look; remote partitions a batch waits for."""
+        if self.batch_function is None:
+            return
+        drained = micro_batch.drain(self.batch_function)
+        for batch in drained.batches:
+            self.progress.record_batch(batch.batch_id, batch.progress, batch.seconds)
+        self.batch_syncs = drained.syncs_written
+        if drained.grow:
+            self._grow_remote_partitions()
+            jvm = self.spark.sparkContext._jvm
+            self.batch_function.partitionsReady(spark_query.java_map(jvm, self.topics))
 
     def _partitions(self) -> list[tuple[str, int]]:
         return [(topic, p) for topic, count in sorted(self.topics.items()) for p in range(count)]
@@ -313,37 +315,17 @@ class SourceConnector(ReplicationModes, Connector):
         if query is not None:
             query.stop()
             query.awaitTermination(30)
+            if self.batch_function is not None:  # its last batches, and its sync rule state for the next query
+                self._absorb_batches()
+                self.offset_syncs.state = dict(self.batch_function.states())
+                self.offset_syncs.emitted += self.batch_syncs
+                self.batch_function, self.batch_syncs = None, 0
             # Its tasks end on their own time (local[N]: in this JVM): let them deliver what they sent.
             settled = self.spark.sparkContext._jvm.io.mirrorplane.spark.KafkaMirrorWriter.quiesce(30_000)
             if not settled:
                 log.warning("tasks of the stopped query were still copying after 30 s")
             elif self.mode is not None and self.mode.mode == replication_mode.REAL_TIME and self._tasks_local():
                 self._hand_over()
-
-    def _settle_handover(self) -> None:
-        """Once the query started from a handover has planned its first batch, its checkpoint
-        carries the positions on: the handover file goes."""
-        checkpoint = self.config.checkpoint_dir("source")
-        if self.handover is not None and checkpoint_store.has_offsets(self.spark, checkpoint):
-            checkpoint_store.delete_handover(self.spark, checkpoint)
-            self.handover = None
-
-    def _tasks_local(self) -> bool:
-        return str(self.spark.sparkContext.master).startswith("local")
-
-    def _hand_over(self) -> None:
-        """The stopped real-time query's exact positions, for the next query (see checkpoint_store):
-        every record its tasks had acknowledged, known here because they ran in this JVM."""
-        self.progress.absorb_real_time(real_time.progress(self.spark))
-        checkpoint = self.config.checkpoint_dir("source")
-        positions = checkpoint_store.committed_offsets(self.spark, checkpoint)
-        if self.handover:
-            positions = self.handover | positions
-        for tp, offset in self.progress.next_offsets().items():
-            positions[tp] = max(positions.get(tp, offset), offset)
-        if positions:
-            checkpoint_store.write_handover(self.spark, checkpoint, positions)
-            self.handover = positions
 
     # -- positions, for the lag sampler ---------------------------------------------------
 
@@ -391,7 +373,7 @@ class SourceConnector(ReplicationModes, Connector):
                 "held_back": dict(self.held_back),
                 "acl_sync": self.remote_topics.acl_sync_note,
                 "metrics": metrics | self.gauges.report()
-                | {"offset_syncs": self.offset_syncs.emitted + self.real_time_syncs},
+                | {"offset_syncs": self.offset_syncs.emitted + self.real_time_syncs + self.batch_syncs},
                 "partitions": partitions,
                 "resumed": self.last_resume,
                 "replication_mode": {"setting": self.mode_setting, "mode": self.mode.mode if self.mode else None,

@@ -1,4 +1,5 @@
-"""The source connector's choice between micro-batches and real-time mode, and its changes of mind.
+"""The source connector's choice between micro-batches and real-time mode, its changes of mind, and
+the handover of exact positions from a stopped real-time query to the next.
 
 A mixin of SourceConnector (spark_runtime/connectors/source.py): it reads the connector's topics,
 positions and query, and restarts the query in the mode `replication_mode.decide` calls for.
@@ -10,7 +11,7 @@ import logging
 import time
 from typing import Any
 
-from spark_runtime import checkpoint_store, replication_mode
+from spark_runtime import checkpoint_store, real_time, replication_mode
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,7 @@ class ReplicationModes:
     cores: int | None
     source_admin: Any
     progress: Any
+    handover: dict[tuple[str, int], int] | None
 
     def _decide_mode(self, backlog: int | None) -> replication_mode.ModeDecision:
         limit = self.settings.get_int("replication.mode.auto.backlog.records", replication_mode.DEFAULT_BACKLOG_RECORDS)
@@ -68,6 +70,7 @@ class ReplicationModes:
         checkpoint is shared, so the new query goes on exactly where the old one stopped); real-time
         mode: take in partitions added on the source."""
         self.next_mode_check = time.monotonic() + MODE_CHECK_SECONDS
+        self.cores = self.spark.sparkContext.defaultParallelism  # executors may join or leave
         if self.mode is not None and self.mode.mode == replication_mode.REAL_TIME:
             # No batch function runs to grow the remote partitions first: a partition added on the
             # source is grown here, and the query restarts so that it gets a task (and a slot).
@@ -92,3 +95,27 @@ class ReplicationModes:
             self._stop_query()
             self._start_query(decision)
 
+    def _settle_handover(self) -> None:
+        """Once the query started from a handover has planned its first batch, its checkpoint
+        carries the positions on: the handover file goes."""
+        checkpoint = self.config.checkpoint_dir("source")
+        if self.handover is not None and checkpoint_store.has_offsets(self.spark, checkpoint):
+            checkpoint_store.delete_handover(self.spark, checkpoint)
+            self.handover = None
+
+    def _tasks_local(self) -> bool:
+        return str(self.spark.sparkContext.master).startswith("local")
+
+    def _hand_over(self) -> None:
+        """The stopped real-time query's exact positions, for the next query (see checkpoint_store):
+        every record its tasks had acknowledged, known here because they ran in this JVM."""
+        self.progress.absorb_real_time(real_time.progress(self.spark))
+        checkpoint = self.config.checkpoint_dir("source")
+        positions = checkpoint_store.committed_offsets(self.spark, checkpoint)
+        if self.handover:
+            positions = self.handover | positions
+        for tp, offset in self.progress.next_offsets().items():
+            positions[tp] = max(positions.get(tp, offset), offset)
+        if positions:
+            checkpoint_store.write_handover(self.spark, checkpoint, positions)
+            self.handover = positions

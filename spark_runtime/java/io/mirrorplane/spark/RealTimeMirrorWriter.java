@@ -244,7 +244,7 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
         return headers;
     }
 
-    private static KafkaProducer<byte[], byte[]> syncProducer(Map<String, String> config) {
+    static KafkaProducer<byte[], byte[]> syncProducer(Map<String, String> config) {
         return SYNC_PRODUCERS.computeIfAbsent(config, c -> {
             Map<String, Object> props = new HashMap<>(c);
             props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());

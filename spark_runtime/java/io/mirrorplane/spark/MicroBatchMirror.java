@@ -1,0 +1,216 @@
+package io.mirrorplane.spark;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.spark.api.java.function.VoidFunction2;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.kafka010.KafkaBatchInputPartition;
+
+/**
+ * The source connector's micro-batch function, run by Spark's stream thread in the driver: no
+ * Python runs per batch. Each batch is written by {@link KafkaMirrorWriter}; the offset syncs it
+ * calls for (MM2's per-record rule, and the latest position of a partition once {@code
+ * offset.flush.interval.ms} has passed since its last sync, as MM2 promotes at commit time) are
+ * written before the function returns, so a batch is only committed once its syncs are
+ * acknowledged; each partition's rule state is carried to the next batch here.
+ *
+ * <p>The Python driver reads what happened from {@link #drain()} on its own schedule: per batch a
+ * "B" line (batch id, seconds) followed by the batch's "P" lines, and a "G" line (topic, partitions)
+ * per source topic that has more partitions than its remote topic is known to have, and "W" with
+ * the offset syncs written so far. A batch that
+ * reads such a partition waits until the driver reports the remote partitions created ({@link
+ * #partitionsReady}).
+ */
+public final class MicroBatchMirror implements VoidFunction2<Dataset<Row>, Long> {
+
+    private static final long serialVersionUID = 1L;
+    private static final long GROWTH_TIMEOUT_MS = 120_000;
+
+    private final HashMap<String, String> producerConfig;
+    private final HashMap<String, String> remoteTopics;
+    private final int tasksMax;
+    private final long maxOffsetLag;
+    private final String syncTopic;
+    private final HashMap<String, String> syncProducerConfig;
+    private final long flushIntervalMs;
+    /** Sync rule state per "topic\tpartition": previous upstream, previous downstream, last synced downstream. */
+    private final Map<String, String> states = new ConcurrentHashMap<>();
+    private final Map<String, Long> lastSyncAt = new HashMap<>();
+    /** Partitions each remote topic is known to have. */
+    private final Map<String, Integer> remotePartitions = new ConcurrentHashMap<>();
+    /** Source topics whose remote topic must grow: topic -> partitions wanted. */
+    private final Map<String, Integer> wanted = new ConcurrentHashMap<>();
+    private final LinkedBlockingQueue<String> reports = new LinkedBlockingQueue<>();
+    private final AtomicLong syncsWritten = new AtomicLong();
+
+    /**
+     * {@code syncTopic} null: offset syncs are off. {@code syncState}: the rule state to start from
+     * (see {@link #states()}); {@code partitions}: the remote topics' partition counts by source topic.
+     */
+    public MicroBatchMirror(Map<String, String> producerConfig, Map<String, String> remoteTopics, int tasksMax,
+                            long maxOffsetLag, String syncTopic, Map<String, String> syncProducerConfig,
+                            long flushIntervalMs, Map<String, String> syncState,
+                            Map<String, ? extends Number> partitions) {
+        this.producerConfig = new HashMap<>(producerConfig);
+        this.remoteTopics = new HashMap<>(remoteTopics);
+        this.tasksMax = tasksMax;
+        this.maxOffsetLag = maxOffsetLag;
+        this.syncTopic = syncTopic;
+        this.syncProducerConfig = new HashMap<>(syncProducerConfig);
+        this.flushIntervalMs = flushIntervalMs;
+        this.states.putAll(syncState);
+        partitions.forEach((topic, count) -> remotePartitions.put(topic, count.intValue()));
+    }
+
+    @Override
+    public void call(Dataset<Row> batch, Long batchId) throws Exception {
+        long started = System.nanoTime();
+        awaitRemotePartitions(batch);
+        int slots = Math.max(1, Math.min(tasksMax, batch.sparkSession().sparkContext().defaultParallelism()));
+        List<String> lines = KafkaMirrorWriter.write(batch, producerConfig, remoteTopics, slots, maxOffsetLag,
+            new HashMap<>(states));
+        List<long[]> syncs = new ArrayList<>();
+        List<String> syncKeys = new ArrayList<>();
+        List<String> progress = new ArrayList<>();
+        for (String line : lines) {
+            String[] parts = line.split("\t");
+            String key = parts[1] + "\t" + parts[2];
+            switch (parts[0]) {
+                case "P" -> progress.add(line);
+                case "S" -> {
+                    syncs.add(new long[] {Long.parseLong(parts[3]), Long.parseLong(parts[4])});
+                    syncKeys.add(key);
+                }
+                case "T" -> states.put(key, parts[3] + "\t" + parts[4] + "\t" + parts[5]);
+                default -> throw new IllegalStateException("unexpected writer line " + line);
+            }
+        }
+        if (syncTopic != null) {
+            promoteDue(syncs, syncKeys);
+            writeSyncs(syncs, syncKeys);
+        }
+        StringBuilder report = new StringBuilder("B\t").append(batchId).append('\t')
+            .append((System.nanoTime() - started) / 1e9);
+        progress.forEach(line -> report.append('\n').append(line));
+        reports.add(report.toString());
+    }
+
+    /** MM2's commit-time promotion, at most once per partition per flush interval. */
+    private void promoteDue(List<long[]> syncs, List<String> syncKeys) {
+        long now = System.currentTimeMillis();
+        Set<String> synced = new HashSet<>(syncKeys);
+        synced.forEach(key -> lastSyncAt.put(key, now));
+        states.forEach((key, state) -> {
+            String[] parts = state.split("\t");
+            long upstream = Long.parseLong(parts[0]);
+            long downstream = Long.parseLong(parts[1]);
+            long lastSynced = Long.parseLong(parts[2]);
+            boolean due = now - lastSyncAt.getOrDefault(key, 0L) >= flushIntervalMs;
+            if (!synced.contains(key) && downstream != lastSynced && upstream >= 0 && due) {
+                syncs.add(new long[] {upstream, downstream});
+                syncKeys.add(key);
+                states.put(key, upstream + "\t" + downstream + "\t" + downstream);
+                lastSyncAt.put(key, now);
+            }
+        });
+    }
+
+    /** Sends the syncs in order and waits for every acknowledgement; the first failure fails the batch. */
+    private void writeSyncs(List<long[]> syncs, List<String> syncKeys) {
+        if (syncs.isEmpty()) {
+            return;
+        }
+        KafkaProducer<byte[], byte[]> producer = RealTimeMirrorWriter.syncProducer(syncProducerConfig);
+        AtomicReference<Exception> failure = new AtomicReference<>();
+        for (int i = 0; i < syncs.size(); i++) {
+            String[] tp = syncKeys.get(i).split("\t");
+            byte[] value = ByteBuffer.allocate(16).putLong(syncs.get(i)[0]).putLong(syncs.get(i)[1]).array();
+            producer.send(new ProducerRecord<>(syncTopic, 0, RealTimeMirrorWriter.syncKey(tp[0],
+                Integer.parseInt(tp[1])), value), (metadata, e) -> {
+                    if (e != null) {
+                        failure.compareAndSet(null, e);
+                    }
+                });
+        }
+        producer.flush();
+        if (failure.get() != null) {
+            throw new IllegalStateException("writing offset syncs to " + syncTopic + " failed: " + failure.get(),
+                failure.get());
+        }
+        syncsWritten.addAndGet(syncs.size());
+    }
+
+    /** Waits until every partition the batch reads has its remote partition (the driver creates them). */
+    private void awaitRemotePartitions(Dataset<Row> batch) throws InterruptedException {
+        List<KafkaBatchInputPartition> ranges;
+        try {
+            ranges = SourceRanges.of(batch);
+        } catch (SourceRanges.UnexpectedPlan unexpected) {
+            return; // the writer writes the batch's rows; partitions are grown on the driver's schedule
+        }
+        Map<String, Integer> needed = new HashMap<>();
+        for (KafkaBatchInputPartition range : ranges) {
+            TopicPartition tp = range.offsetRange().topicPartition();
+            if (tp.partition() >= remotePartitions.getOrDefault(tp.topic(), Integer.MAX_VALUE)) {
+                needed.merge(tp.topic(), tp.partition() + 1, Math::max);
+            }
+        }
+        if (needed.isEmpty()) {
+            return;
+        }
+        wanted.putAll(needed);
+        long deadline = System.currentTimeMillis() + GROWTH_TIMEOUT_MS;
+        synchronized (remotePartitions) {
+            while (needed.entrySet().stream().anyMatch(e -> remotePartitions.getOrDefault(e.getKey(), 0) < e.getValue())) {
+                long left = deadline - System.currentTimeMillis();
+                if (left <= 0) {
+                    throw new IllegalStateException("the remote partitions of " + needed + " were not created within "
+                        + TimeUnit.MILLISECONDS.toSeconds(GROWTH_TIMEOUT_MS) + " s");
+                }
+                remotePartitions.wait(left);
+            }
+        }
+    }
+
+    /** The driver created remote partitions: remote topic partition counts by source topic. */
+    public void partitionsReady(Map<String, ? extends Number> partitions) {
+        synchronized (remotePartitions) {
+            partitions.forEach((topic, count) -> {
+                remotePartitions.merge(topic, count.intValue(), Math::max);
+                wanted.computeIfPresent(topic, (t, want) -> want > count.intValue() ? want : null);
+            });
+            remotePartitions.notifyAll();
+        }
+    }
+
+    /** What happened since the last call: "B" lines with their "P" lines, "G" lines, and "W" (syncs written). */
+    public List<String> drain() {
+        List<String> lines = new ArrayList<>();
+        for (String report = reports.poll(); report != null; report = reports.poll()) {
+            lines.add(report);
+        }
+        wanted.forEach((topic, count) -> lines.add("G\t" + topic + "\t" + count));
+        lines.add("W\t" + syncsWritten.get());
+        return lines;
+    }
+
+    /** The sync rule state per "topic\tpartition", to carry to the next query. */
+    public Map<String, String> states() {
+        return new HashMap<>(states);
+    }
+}
