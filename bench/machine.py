@@ -8,17 +8,16 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import psutil
 
-def meminfo_gb(text: str) -> float | None:
-    """MemTotal of /proc/meminfo in GiB (as `free -g` shows it)."""
-    for line in text.splitlines():
-        if line.startswith("MemTotal:"):
-            return round(int(line.split()[1]) / 2**20, 1)
-    return None
+
+def memory_gb() -> float:
+    """The machine's total memory in GiB (as `free -g` shows it)."""
+    return round(psutil.virtual_memory().total / 2**30, 1)
 
 
 def cpu_model(text: str) -> str | None:
-    """The first `model name` of /proc/cpuinfo."""
+    """The first `model name` of /proc/cpuinfo (psutil does not tell the CPU's model)."""
     for line in text.splitlines():
         name, _, value = line.partition(":")
         if name.strip() == "model name":
@@ -46,8 +45,8 @@ def facts() -> dict:
     from controlplane.infra import maven, spark
 
     return {
-        "cores": os.cpu_count(),
-        "memory_gb": meminfo_gb(_read("/proc/meminfo")),
+        "cores": psutil.cpu_count(),
+        "memory_gb": memory_gb(),
         "cpu_model": cpu_model(_read("/proc/cpuinfo")),
         "kernel": platform.release(),
         "python": platform.python_version(),

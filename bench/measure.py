@@ -1,19 +1,19 @@
-"""Resource use of a candidate's processes, sampled from /proc: peak RSS and CPU seconds.
+"""Resource use of a candidate's processes, sampled with psutil: peak RSS and CPU seconds.
 
 A candidate is a set of process groups (each candidate process is started in a session of its own,
-so its children share its group). Every `interval` the sampler reads /proc/<pid>/stat of every
-process once and keeps those in the candidate's groups.
+so its children share its group). Every `interval` the sampler reads the CPU times, memory and ids of
+every process once and keeps those in the candidate's groups.
 
-CPU seconds are counted per process: utime + stime of every process seen, from its reading at the
-first sample (or 0 for a process started later) to its last reading, so a process that left keeps
-what it used while sampled. A candidate's groups (`reaped=True`) also count cutime + cstime, the
-children they reaped: every child of a candidate is in its group, and a short-lived one (a launcher
-JVM) may never be sampled; the child's own last reading is then not counted twice. A long-running
-service's groups (the control plane, the brokers) count only their own processes: their parents may
-reap processes of other groups (the control plane's worker reaps the Spark applications it started,
-whose CPU would otherwise be counted as the control plane's). Processes living less than one
-interval outside a candidate are missed. Peak RSS is the largest sum of the group's resident set
-sizes over the samples.
+CPU seconds are counted per process: user + system time (psutil's `cpu_times()`) of every process
+seen, from its reading at the first sample (or 0 for a process started later) to its last reading, so
+a process that left keeps what it used while sampled. A candidate's groups (`reaped=True`) also count
+children_user + children_system, the children they reaped: every child of a candidate is in its
+group, and a short-lived one (a launcher JVM) may never be sampled; the child's own last reading is
+then not counted twice. A long-running service's groups (the control plane, the brokers) count only
+their own processes' user + system time: their parents may reap processes of other groups (the control
+plane's worker reaps the Spark applications it started, whose CPU would otherwise be counted as the
+control plane's). Processes living less than one interval outside a candidate are missed. Peak RSS is
+the largest sum of the group's resident set sizes over the samples.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
+
+import psutil
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
@@ -33,38 +34,39 @@ class ProcStat:
     pid: int
     ppid: int
     pgid: int
-    state: str
-    ticks: int  # utime + stime
-    child_ticks: int  # cutime + cstime: children this process has reaped
+    state: str  # psutil's status: "running", "sleeping", "zombie", ...
+    ticks: int  # user + system time, in clock ticks
+    child_ticks: int  # children_user + children_system: children this process has reaped
     rss_pages: int
 
 
-def parse_stat(text: str) -> ProcStat:
-    """One /proc/<pid>/stat line (see proc(5)); the command name may hold spaces and parentheses."""
-    head, _, rest = text.rpartition(")")
-    pid = int(head.split("(", 1)[0])
-    fields = rest.split()
-    # fields[0] is field 3 (state) of proc(5)
-    return ProcStat(
-        pid=pid,
-        state=fields[0],
-        ppid=int(fields[1]),
-        pgid=int(fields[2]),
-        ticks=int(fields[11]) + int(fields[12]),
-        child_ticks=int(fields[13]) + int(fields[14]),
-        rss_pages=int(fields[21]),
-    )
+def _ticks(seconds: float) -> int:
+    return round(seconds * CLOCK_TICKS)
 
 
-def read_all(proc: Path = Path("/proc")) -> list[ProcStat]:
-    """Every process's stat (processes that vanish while reading are skipped)."""
+def read(process: psutil.Process) -> ProcStat:
+    """One process's ids, CPU times and resident set size; psutil.Error or OSError when it is gone."""
+    with process.oneshot():
+        times = process.cpu_times()
+        return ProcStat(
+            pid=process.pid,
+            ppid=process.ppid(),
+            pgid=os.getpgid(process.pid),
+            state=process.status(),
+            ticks=_ticks(times.user + times.system),
+            child_ticks=_ticks(times.children_user + times.children_system),
+            rss_pages=process.memory_info().rss // PAGE_SIZE,
+        )
+
+
+def read_all() -> list[ProcStat]:
+    """Every process's figures (processes that vanish while reading are skipped)."""
     stats = []
-    for entry in proc.iterdir():
-        if entry.name.isdigit():
-            try:
-                stats.append(parse_stat((entry / "stat").read_text()))
-            except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
-                continue
+    for process in psutil.process_iter():
+        try:
+            stats.append(read(process))
+        except (psutil.Error, OSError):
+            continue
     return stats
 
 
@@ -88,7 +90,7 @@ class Usage:
             reaped_in_group = self.reaped and old.ppid in current
             if pid in current:
                 continue
-            if reaped_in_group:  # now in its parent's cutime, with what it had used before sampling began
+            if reaped_in_group:  # now in its parent's children times, with what it used before sampling began
                 self.gone_ticks -= self.baseline.get(pid, 0)
             else:
                 self.gone_ticks += self._own(old) - self.baseline.get(pid, 0)
@@ -116,7 +118,7 @@ class Usage:
 
 def in_groups(stats: Iterable[ProcStat], groups: set[int]) -> list[ProcStat]:
     """The processes of the given process groups. Zombies stay (their RSS is 0, their CPU time final)
-    until reaped: then their time moves to the parent's cutime, or to `gone_ticks` without one."""
+    until reaped: then their time moves to the parent's children times, or to `gone_ticks` without one."""
     return [s for s in stats if s.pgid in groups]
 
 

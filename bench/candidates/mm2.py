@@ -20,6 +20,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import javaproperties
+
 from bench import jvm
 from bench.candidates import Candidate, RunSpec
 from bench.cluster import TARGET, EndOffsets, delete_topics
@@ -106,7 +108,7 @@ def mm2_properties(source_alias: str, source: str, target_alias: str, target: st
     props |= dict.fromkeys(INTERNAL_REPLICATION_FACTORS, "1")
     # The target's producer settings reach the worker producer of every herder writing to it.
     props |= {f"{target_alias}.producer.{key}": value for key, value in (producer or {}).items()}
-    return "".join(f"{key} = {value}\n" for key, value in props.items())
+    return "".join(javaproperties.join_key_value(key, value, separator=" = ") + "\n" for key, value in props.items())
 
 
 def jars() -> list[Path]:

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+import psutil
+
 from controlplane.infra import maven, processes
 
 HOST = "127.0.0.1"
@@ -526,8 +528,8 @@ class HadoopCluster:
 
         def below(pid: int) -> bool:
             try:
-                cwd = os.readlink(f"/proc/{pid}/cwd") + "/"
-            except OSError:
+                cwd = psutil.Process(pid).cwd() + "/"
+            except (psutil.Error, OSError):
                 cwd = ""
             return cwd.startswith(local) or local in processes.cmdline(pid)
 
@@ -634,7 +636,7 @@ def _get_json(url: str) -> dict | None:
 
 
 def _all_pids() -> list[int]:
-    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+    return psutil.pids()
 
 
 def _session(pid: int) -> int:

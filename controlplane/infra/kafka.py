@@ -24,6 +24,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import javaproperties
+
 from controlplane.infra import maven, processes, tls
 
 _LOG4J2 = """Configuration:
@@ -296,7 +298,7 @@ class KafkaCluster:
             "log.segment.bytes": str(64 * 1024 * 1024),
             "auto.create.topics.enable": "false",
         } | extra_props
-        return "".join(f"{key}={_escape_property(str(value))}\n" for key, value in props.items())
+        return "".join(javaproperties.join_key_value(key, str(value)) + "\n" for key, value in props.items())
 
 
 def new_cluster(alias: str, root: Path) -> KafkaCluster:
@@ -338,23 +340,15 @@ def _jaas_quote(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _escape_property(value: str) -> str:
-    """A value as java.util.Properties reads it back (backslashes, line breaks, leading blanks)."""
-    escaped = value.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-    return "\\" + escaped if escaped[:1] in (" ", "\f") else escaped
-
-
 def _write_private(path: Path, text: str) -> None:
     path.touch(mode=0o600, exist_ok=True)
     path.write_text(text)
 
 
 def _property(path: Path, key: str) -> str | None:
-    for line in path.read_text().splitlines():
-        name, sep, value = line.partition("=")
-        if sep and name.strip() == key:
-            return value.strip()
-    return None
+    """One property of a java.util.Properties file, trimmed; None when the file does not set it."""
+    value = javaproperties.loads(path.read_text(encoding="latin-1")).get(key)
+    return None if value is None else value.strip()
 
 
 def _tail(path: Path, lines: int = 30) -> str:

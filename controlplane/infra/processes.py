@@ -10,6 +10,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import psutil
+
+_EXITED = frozenset({psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD})
+
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that is free right now on `host` (the kernel picks it)."""
@@ -60,22 +64,32 @@ def spawn(
 
 def cmdline(pid: int) -> str:
     """The command line of a live process, '' when it is gone or a zombie."""
+    if pid <= 0:
+        return ""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        if stat.rsplit(")", 1)[1].split()[0] in {"Z", "X"}:
-            return ""
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except (FileNotFoundError, ProcessLookupError, IndexError, PermissionError):
+        return _command_line(psutil.Process(pid))
+    except psutil.Error:
+        return ""
+
+
+def _command_line(process: psutil.Process) -> str:
+    try:
+        with process.oneshot():
+            if process.status() in _EXITED:
+                return ""
+            return " ".join(process.cmdline())
+    except psutil.Error:
         return ""
 
 
 def exists(pid: int) -> bool:
     """True while `pid` is a process that has not exited (zombies count as exited)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
+    if pid <= 0:
         return False
-    return stat.rsplit(")", 1)[1].split()[0] not in {"Z", "X"}
+    try:
+        return psutil.Process(pid).status() not in _EXITED
+    except psutil.Error:
+        return False
 
 
 def is_alive(pid: int, marker: str = "") -> bool:
@@ -97,11 +111,9 @@ def is_alive(pid: int, marker: str = "") -> bool:
 
 def find_processes(marker: str) -> list[int]:
     """Pids of live processes whose command line contains `marker`."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid() and marker in cmdline(int(entry.name)):
-            pids.append(int(entry.name))
-    return sorted(pids)
+    own = os.getpid()
+    return sorted(process.pid for process in psutil.process_iter()
+                  if process.pid != own and marker in _command_line(process))
 
 
 def reap(pid: int) -> None:

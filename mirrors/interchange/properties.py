@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import javaproperties
+
 from mirrors.interchange.plan import (
     CONNECT_WORKER_REASON,
     CONNECTOR_KINDS,
@@ -30,6 +32,7 @@ from mirrors.interchange.plan import (
     split_mirror_properties,
 )
 
+_LINE_END = re.compile(r"\r\n|\r|\n")  # java.util.Properties' line terminators
 _FLOW = re.compile(r"^([^.\s]+?)->([^.\s]+)\.(.+)$")
 _JAAS = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 _EXTENSION = re.compile(r"^mirrorplane\.(source|checkpoint|heartbeat)\.(state|tasks\.max|auto\.restart\.enabled|"
@@ -46,58 +49,21 @@ class Entry:
 
 
 def read(text: str) -> list[Entry]:
-    """java.util.Properties syntax: `=`, `:` or space separates; `#`/`!` comments; `\\` continues a line."""
-    entries, pending, start = [], "", 0
-    for number, raw in enumerate(text.replace("\u00a0", " ").splitlines(), start=1):
-        line = raw.lstrip()
-        if not pending and (not line or line[0] in "#!"):
-            continue
-        if not pending:
-            start = number
-        if _continues(line):
-            pending += line[:-1]
-            continue
-        logical, pending = pending + line, ""
-        key, value = _split(logical)
-        entries.append(Entry(_unescape(key), _unescape(value).strip(), start))
-    if pending:
-        key, value = _split(pending)
-        entries.append(Entry(_unescape(key), _unescape(value).strip(), start))
-    return entries
-
-
-def _continues(line: str) -> bool:
-    backslashes = len(line) - len(line.rstrip("\\"))
-    return backslashes % 2 == 1
-
-
-def _split(line: str) -> tuple[str, str]:
-    index, escaped = 0, False
-    while index < len(line):
-        char = line[index]
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char in "=: \t":
-            rest = line[index:].lstrip(" \t")
-            if rest[:1] in ("=", ":") and char in " \t":
-                rest = rest[1:]
-            elif char in "=:":
-                rest = line[index + 1:]
-            return line[:index], rest.lstrip(" \t")
-        index += 1
-    return line, ""
-
-
-def _unescape(text: str) -> str:
-    def replace(match: re.Match) -> str:
-        char = match.group(1)
-        if char.startswith("u"):
-            return chr(int(char[1:], 16))
-        return {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(char, char)
-
-    return re.sub(r"\\(u[0-9a-fA-F]{4}|.)", replace, text)
+    """The entries of a java.util.Properties file (read by javaproperties), with trimmed values and the
+    line each starts on. A malformed `\\uXXXX` escape is InvalidContent naming its line."""
+    entries, line = [], 1
+    elements = javaproperties.parse(text.replace("\u00a0", " "))
+    while True:
+        try:
+            element = next(elements)
+        except StopIteration:
+            return entries
+        except javaproperties.InvalidUEscapeError as error:
+            raise InvalidContent({f"line {line}": [f"invalid escape {error.escape}: \\u takes four hexadecimal "
+                                                   "digits"]}) from None
+        if isinstance(element, javaproperties.KeyValue):
+            entries.append(Entry(element.key, element.value.strip(), line))
+        line += len(_LINE_END.findall(element.source))
 
 
 def parse(text: str) -> ImportPlan:
@@ -276,53 +242,65 @@ def _extension(spec: dict, setting: str, prop: str | None, value: str) -> None:
 
 
 # -- export --------------------------------------------------------------------------------
+Line = str | tuple[str, str]  # a comment or blank line, or a property
+
+
 def render(mirror) -> str:
     """An MM2 properties file for one mirror; secrets appear as `${file:...}` placeholders."""
     source, target = mirror.source, mirror.target
     flow = f"{source.alias}->{target.alias}"
-    lines = [f"# Mirror {mirror.name} exported by Mirrorplane as MM2 properties (connect-mirror-maker.properties).",
-             f"# Secrets are placeholders: put them in the files under {_SECRET_DIR}/ or fill them in.",
-             f"clusters = {source.alias}, {target.alias}", ""]
+    lines: list[Line] = [
+        f"# Mirror {mirror.name} exported by Mirrorplane as MM2 properties (connect-mirror-maker.properties).",
+        f"# Secrets are placeholders: put them in the files under {_SECRET_DIR}/ or fill them in.",
+        ("clusters", f"{source.alias}, {target.alias}"), ""]
     for cluster in (source, target):
         lines += [*_render_cluster(cluster), ""]
-    lines += [f"{flow}.enabled = true", f"{flow}.mirrorplane.name = {mirror.name}",
-              f"{flow}.topics = {mirror.topics}", f"{flow}.topics.exclude = {mirror.topics_exclude}",
-              f"{flow}.groups = {mirror.groups}", f"{flow}.groups.exclude = {mirror.groups_exclude}",
-              f"{flow}.replication.policy.class = {POLICY_CLASSES[mirror.replication_policy]}",
-              f"{flow}.replication.policy.separator = {mirror.separator}"]
+    lines += [(f"{flow}.enabled", "true"), (f"{flow}.mirrorplane.name", mirror.name),
+              (f"{flow}.topics", mirror.topics), (f"{flow}.topics.exclude", mirror.topics_exclude),
+              (f"{flow}.groups", mirror.groups), (f"{flow}.groups.exclude", mirror.groups_exclude),
+              (f"{flow}.replication.policy.class", POLICY_CLASSES[mirror.replication_policy]),
+              (f"{flow}.replication.policy.separator", mirror.separator)]
     if mirror.spark:
-        lines.append(f"{flow}.mirrorplane.spark = {json.dumps(mirror.spark, sort_keys=True)}")
+        lines.append((f"{flow}.mirrorplane.spark", json.dumps(mirror.spark, sort_keys=True)))
     connectors = {c.kind: c for c in mirror.connectors.all()}
-    lines += [f"{flow}.{line}" for line in _render_connectors(connectors)]
-    return "\n".join(_escape_line(line) for line in lines) + "\n"
+    lines += [(f"{flow}.{key}", value) for key, value in _render_connectors(connectors)]
+    return "".join(_line(line) + "\n" for line in lines)
 
 
-def _render_cluster(cluster) -> list[str]:
+def _line(line: Line) -> str:
+    """A property escaped as java.util.Properties.store writes it (non-ASCII as \\uXXXX); comments as they are."""
+    if isinstance(line, str):
+        return line
+    key, value = line
+    return javaproperties.join_key_value(key, str(value), separator=" = ")
+
+
+def _render_cluster(cluster) -> list[tuple[str, str]]:
     alias = cluster.alias
-    lines = [f"{alias}.bootstrap.servers = {cluster.bootstrap_servers}",
-             f"{alias}.security.protocol = {cluster.security_protocol}"]
+    lines = [(f"{alias}.bootstrap.servers", cluster.bootstrap_servers),
+             (f"{alias}.security.protocol", cluster.security_protocol)]
     if cluster.security_protocol.startswith("SASL"):
         module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if cluster.sasl_mechanism == "PLAIN"
                   else "org.apache.kafka.common.security.scram.ScramLoginModule")
         username = cluster.username.replace("\\", "\\\\").replace('"', '\\"')
-        lines += [f"{alias}.sasl.mechanism = {cluster.sasl_mechanism}",
-                  f'{alias}.sasl.jaas.config = {module} required username="{username}" '
-                  f'password="${{file:{_SECRET_DIR}/{alias}.properties:password}}";']
+        lines += [(f"{alias}.sasl.mechanism", cluster.sasl_mechanism),
+                  (f"{alias}.sasl.jaas.config", f'{module} required username="{username}" '
+                   f'password="${{file:{_SECRET_DIR}/{alias}.properties:password}}";')]
     if cluster.ca_pem:
-        lines += [f"{alias}.ssl.truststore.type = PEM",
-                  f"{alias}.ssl.truststore.location = {_SECRET_DIR}/{alias}-ca.pem"]
+        lines += [(f"{alias}.ssl.truststore.type", "PEM"),
+                  (f"{alias}.ssl.truststore.location", f"{_SECRET_DIR}/{alias}-ca.pem")]
     if cluster.cert_pem:
-        lines += [f"{alias}.ssl.keystore.type = PEM",
-                  f"{alias}.ssl.keystore.location = {_SECRET_DIR}/{alias}-user.pem"]
-    lines += [f"{alias}.{key} = {value}" for key, value in sorted(cluster.config.items())]
+        lines += [(f"{alias}.ssl.keystore.type", "PEM"),
+                  (f"{alias}.ssl.keystore.location", f"{_SECRET_DIR}/{alias}-user.pem")]
+    lines += [(f"{alias}.{key}", str(value)) for key, value in sorted(cluster.config.items())]
     return lines
 
 
-def _render_connectors(connectors: dict) -> list[str]:
+def _render_connectors(connectors: dict) -> list[tuple[str, str]]:
     lines = []
     source, checkpoint = connectors["source"], connectors["checkpoint"]
     if source.tasks_max == checkpoint.tasks_max:
-        lines.append(f"tasks.max = {source.tasks_max}")
+        lines.append(("tasks.max", str(source.tasks_max)))
     written = {"source": source.tasks_max == checkpoint.tasks_max, "checkpoint": source.tasks_max ==
                checkpoint.tasks_max, "heartbeat": connectors["heartbeat"].tasks_max == 1}
     plain: dict[str, str] = {}
@@ -336,24 +314,17 @@ def _render_connectors(connectors: dict) -> list[str]:
             plain[prop] = str(values.pop())
             for kind in kinds:
                 claimed[kind].add(prop)
-    lines += [f"{prop} = {value}" for prop, value in plain.items()]
+    lines += list(plain.items())
     for kind in CONNECTOR_KINDS:
         connector, prefix = connectors[kind], f"mirrorplane.{kind}."
         if not written[kind]:
-            lines.append(f"{prefix}tasks.max = {connector.tasks_max}")
+            lines.append((f"{prefix}tasks.max", str(connector.tasks_max)))
         if connector.desired_state != "running":
-            lines.append(f"{prefix}state = {connector.desired_state}")
+            lines.append((f"{prefix}state", connector.desired_state))
         if not connector.auto_restart_enabled:
-            lines.append(f"{prefix}auto.restart.enabled = false")
+            lines.append((f"{prefix}auto.restart.enabled", "false"))
         if connector.max_restarts is not None:
-            lines.append(f"{prefix}auto.restart.max.restarts = {connector.max_restarts}")
-        lines += [f"{prefix}config.{p} = {v}" for p, v in sorted(connector.config.items()) if p not in claimed[kind]]
+            lines.append((f"{prefix}auto.restart.max.restarts", str(connector.max_restarts)))
+        lines += [(f"{prefix}config.{p}", str(v)) for p, v in sorted(connector.config.items())
+                  if p not in claimed[kind]]
     return lines
-
-
-def _escape_line(line: str) -> str:
-    if not line or line.startswith("#"):
-        return line
-    key, _, value = line.partition(" = ")
-    value = value.replace("\\", "\\\\").replace("\n", "\\n")
-    return f"{key} = {value}"

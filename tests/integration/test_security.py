@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import javaproperties
 import pytest
 from confluent_kafka import KafkaError
 from confluent_kafka.admin import AdminClient
@@ -184,21 +185,7 @@ public class AdminCheck {
 
 def java_properties_text(props: dict[str, str]) -> str:
     """`props` in java.util.Properties syntax: multi-line PEM values, '=', ':' and '#' survive `load`."""
-
-    def escape(text: str, is_key: bool) -> str:
-        out = []
-        for index, char in enumerate(text):
-            if char in "\\=:#!":
-                out.append("\\" + char)
-            elif char in "\n\r\t\f":
-                out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t", "\f": "\\f"}[char])
-            elif char == " " and (is_key or index == 0):
-                out.append("\\ ")
-            else:
-                out.append(char)
-        return "".join(out)
-
-    return "".join(f"{escape(k, True)}={escape(v, False)}\n" for k, v in props.items())
+    return "".join(javaproperties.join_key_value(key, value) + "\n" for key, value in props.items())
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Resource sampling from /proc: stat parsing and CPU/RSS accounting over a process group."""
+"""Resource sampling through psutil: reading real processes and CPU/RSS accounting over a process group."""
 
 from __future__ import annotations
 
@@ -7,16 +7,67 @@ import subprocess
 import sys
 import time
 
-from bench.measure import CLOCK_TICKS, PAGE_SIZE, ProcStat, ResourceSampler, Usage, in_groups, parse_stat
+import psutil
 
-# A real line of /proc/<pid>/stat (a JVM), its command name with a space and parentheses for good measure.
-STAT = ("4242 (java (main) x) S 4200 4242 4242 0 -1 4194560 51230 0 12 0 1500 250 30 7 20 0 54 0 "
-        "123456 4096000000 65536 18446744073709551615 1 1 0 0 0 0 0 4096 16384 0 0 0 17 1 0 0 0 0 0")
+from bench.measure import CLOCK_TICKS, PAGE_SIZE, ProcStat, ResourceSampler, Usage, in_groups, read
+
+BURN = "import time\nend = time.process_time() + {seconds}\nwhile time.process_time() < end: pass\n"
 
 
-def test_parse_stat_reads_ids_times_and_rss():
-    stat = parse_stat(STAT)
-    assert stat == ProcStat(pid=4242, ppid=4200, pgid=4242, state="S", ticks=1750, child_ticks=37, rss_pages=65536)
+def _wait_for(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_read_gives_ids_times_and_rss_of_a_real_process(tmp_path):
+    """A child in a session of its own, its command name with a space and parentheses for good measure."""
+    program = tmp_path / "java (main) x"
+    program.symlink_to(os.path.realpath(sys.executable))
+    child = subprocess.Popen([str(program), "-c", BURN.format(seconds=0.3) + "time.sleep(30)"],
+                             start_new_session=True)
+    try:
+        process = psutil.Process(child.pid)
+        _wait_for(lambda: process.cpu_times().user + process.cpu_times().system >= 0.3)
+        stat = read(process)
+        assert process.name() == "java (main) x"
+        assert (stat.pid, stat.ppid, stat.pgid, stat.child_ticks) == (child.pid, os.getpid(), child.pid, 0)
+        assert stat.state in (psutil.STATUS_RUNNING, psutil.STATUS_SLEEPING)
+        assert 0.3 * CLOCK_TICKS <= stat.ticks <= 2 * CLOCK_TICKS
+        assert stat.rss_pages * PAGE_SIZE > 2**20
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_read_keeps_the_cpu_of_reaped_children_apart():
+    """A parent that reaps a child burning 0.3 s: the child's CPU is in child_ticks, not in ticks."""
+    code = ("import subprocess, sys, time\n"
+            f"subprocess.run([sys.executable, '-c', {BURN.format(seconds=0.3)!r}])\n"
+            "print('reaped', flush=True)\ntime.sleep(30)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert parent.stdout.readline() == "reaped\n"
+        stat = read(psutil.Process(parent.pid))
+        assert stat.child_ticks >= 0.3 * CLOCK_TICKS
+        assert stat.ticks < stat.child_ticks
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+def test_read_gives_a_zombie_with_its_final_cpu_until_it_is_reaped():
+    child = subprocess.Popen([sys.executable, "-c", BURN.format(seconds=0.2)], start_new_session=True)
+    process = psutil.Process(child.pid)
+    try:
+        _wait_for(lambda: process.status() == psutil.STATUS_ZOMBIE)
+        stat = read(process)
+        assert stat.state == psutil.STATUS_ZOMBIE and stat.pgid == child.pid
+        assert stat.ticks >= 0.2 * CLOCK_TICKS and stat.rss_pages == 0
+    finally:
+        child.wait()
 
 
 def _stat(pid: int, ppid: int, ticks: int, child_ticks: int = 0, rss_pages: int = 0, pgid: int = 10) -> ProcStat:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import javaproperties
+
 from bench.candidates.mm2 import INTERNAL_REPLICATION_FACTORS, mm2_properties
 from spark_runtime.connectors.source import PRODUCER_DEFAULTS
 
 
 def _parse(text: str) -> dict[str, str]:
-    pairs = (line.split(" = ", 1) for line in text.splitlines() if line and not line.startswith("#"))
-    return dict(pairs)
+    return javaproperties.loads(text)
 
 
 def test_one_enabled_flow_with_topics_and_tasks():

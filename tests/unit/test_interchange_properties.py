@@ -71,3 +71,49 @@ def test_invalid_files_name_the_line_or_property(text, key):
     with pytest.raises(InvalidContent) as error:
         properties.parse(text)
     assert key in error.value.errors
+
+
+# -- java.util.Properties syntax, as MM2 reads its file ------------------------------------------------------------
+def _read(text: str) -> list[tuple[str, str, int]]:
+    return [(e.key, e.value, e.line) for e in properties.read(text)]
+
+
+def test_continuation_lines_join_without_the_next_lines_leading_blanks():
+    text = "a = one, \\\n      two, \\\n\tthree\nb = x\\\\\nc = y\\\n# not a comment here\nd = \\\n\n"
+    assert _read(text) == [("a", "one, two, three", 1), ("b", "x\\", 4), ("c", "y# not a comment here", 5),
+                           ("d", "", 7)]
+
+
+def test_escaped_separators_and_blanks_belong_to_the_key():
+    text = "a\\=b = 1\nc\\:d:2\ne\\ f 3\ng\\\\=4\nh=i=j\nk: l:m\n"
+    assert _read(text) == [("a=b", "1", 1), ("c:d", "2", 2), ("e f", "3", 3), ("g\\", "4", 4), ("h", "i=j", 5),
+                           ("k", "l:m", 6)]
+
+
+def test_unicode_and_character_escapes():
+    text = "caf\\u00e9 = cr\\u00E8me \\ud83d\\ude00\ntabs = a\\tb\\nc\\rd\\fe\nother = \\q\\#\\!\n"
+    assert _read(text) == [("café", "crème \U0001f600", 1), ("tabs", "a\tb\nc\rd\fe", 2), ("other", "q#!", 3)]
+
+
+def test_comments_start_with_hash_or_bang_after_blanks_only():
+    text = "# one\n! two\n   ! three\n\t# four\na = b # not a comment\nc = d ! nor this\n"
+    assert _read(text) == [("a", "b # not a comment", 5), ("c", "d ! nor this", 6)]
+
+
+def test_line_numbers_count_every_java_line_terminator():
+    assert _read("a=1\r\nb=2\rc=\\\r\n 3\nd=4\n") == [("a", "1", 1), ("b", "2", 2), ("c", "3", 3), ("d", "4", 5)]
+
+
+def test_a_malformed_unicode_escape_names_its_line():
+    with pytest.raises(InvalidContent) as error:
+        properties.parse("clusters = a, b\n# fine\na.bootstrap.servers = \\u12G4:9092\n")
+    assert error.value.errors == {"line 3": ["invalid escape \\u12G4: \\u takes four hexadecimal digits"]}
+
+
+@pytest.mark.parametrize("value", ["plain", " leading blank", "trailing\\", "a=b:c#d!e", "two\nlines\r\n",
+                                   "tab\tand\fform feed", "café ünïcode \U0001f600", "${file:/a/b.properties:pw}"])
+def test_written_lines_read_back_as_java_reads_them(value):
+    line = properties._line(("a->b.some key=x", value))
+    assert "\n" not in line and line.isascii()
+    [entry] = properties.read(line + "\n")
+    assert (entry.key, entry.value) == ("a->b.some key=x", value.strip())

@@ -6,12 +6,13 @@ import ipaddress
 import json
 from pathlib import Path
 
+import javaproperties
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from controlplane.infra import tls
+from controlplane.infra import kafka, tls
 from controlplane.infra.kafka import KafkaCluster, new_cluster, new_secured_cluster
 
 
@@ -73,7 +74,7 @@ def test_a_certificate_from_another_ca_does_not_verify(ca):
 
 def properties(cluster: KafkaCluster) -> dict[str, str]:
     text = cluster._server_properties(Path(cluster.home) / "data")
-    return dict(line.split("=", 1) for line in text.splitlines())
+    return javaproperties.loads(text)
 
 
 def test_plain_cluster_properties_are_unchanged_by_security_support(tmp_path):
@@ -126,3 +127,12 @@ def test_property_values_with_line_breaks_are_escaped(tmp_path):
     cluster.extra_listeners = {"X": {"port": 1, "protocol": "PLAINTEXT", "properties": {"x.value": "a\nb\\c"}}}
     text = cluster._server_properties(tmp_path)
     assert "x.value=a\\nb\\\\c\n" in text
+
+
+def test_the_cluster_id_is_read_from_the_meta_properties_kafka_writes(tmp_path):
+    meta = tmp_path / "meta.properties"
+    meta.write_text("#\n#Wed Nov 25 11:48:07 UTC 2026\nnode.id=1\ndirectory.id=Zx3-cQ\\=\\=\nversion=1\n"
+                    "cluster.id=AbC-12_xyz\n")
+    assert kafka._property(meta, "cluster.id") == "AbC-12_xyz"
+    assert kafka._property(meta, "directory.id") == "Zx3-cQ=="
+    assert kafka._property(meta, "missing") is None
