@@ -22,6 +22,7 @@ from tests.integration import kafka_tools
 from tests.integration.browser import log_in, screenshot, unnamed_controls
 from tests.integration.test_connector_verbs import Traffic, copied
 from tests.integration.test_mirror_end_to_end import create_clusters
+from tests.integration.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,16 +32,6 @@ GRAPHS = ("throughput_records", "throughput_bytes", "lag_records", "lag_seconds"
 
 def points(page, graph: str) -> int:
     return int(page.locator(f"#graph-{graph}").get_attribute("data-points") or 0)
-
-
-def wait_for(predicate, timeout: float, what: str, poll: float = 0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(poll)
-    raise AssertionError(f"{what}: not within {timeout:g} s")
 
 
 def last_total(page, graph: str) -> float | None:
