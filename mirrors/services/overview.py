@@ -13,7 +13,8 @@ A mirror's `health`, first match wins (`reason` says why in one sentence):
 Cheap whatever the number of mirrors: four database queries (clusters, mirrors, their connectors,
 deployments) and one Redis round trip (a pipeline of every mirror's live status and newest heartbeat
 and lag points). The metric history is never read. With Redis down, every mirror that should run is
-degraded with that reason and one problem says so.
+degraded with that reason and one problem says so. `links` groups the mirrors by cluster pair and
+direction for the topology (mirrors.services.topology).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from django.urls import reverse
 
 from mirrors.choices import ApplicationState, ConnectorKind, DesiredState
 from mirrors.models import Cluster, Connector, Deployment, Mirror
-from mirrors.services import metrics, observed
+from mirrors.services import metrics, observed, topology
 from mirrors.services.metrics import HEALTHY, UNHEALTHY, UNKNOWN
 from mirrors.services.redis_client import get_redis
 from spark_runtime import channel, series
@@ -157,6 +158,7 @@ def overview(now: float | None = None) -> dict:
                       "mirrors_out": sum(1 for m in mirrors if m.source_id == c.pk),
                       "mirrors_in": sum(1 for m in mirrors if m.target_id == c.pk)} for c in clusters],
         "mirrors": rows,
+        "links": topology.links(rows),
         "problems": sorted(problems, key=lambda p: (p["severity"] != ERROR, p["mirror"] or "", p["title"])),
         "counts": {state: sum(1 for row in rows if row["health"] == state) for state in HEALTH},
     }

@@ -89,7 +89,7 @@ def test_shapes_of_a_running_mirror(api, redis_fake, clusters):
     response = api.get("/api/v1/overview/")
     assert response.status_code == 200
     body = response.json()
-    assert set(body) == {"generated_at", "clusters", "mirrors", "problems", "counts"}
+    assert set(body) == {"generated_at", "clusters", "mirrors", "links", "problems", "counts"}
     assert body["generated_at"] == pytest.approx(time.time(), abs=5)
     assert body["clusters"] == [
         {"alias": "east", "bootstrap_servers": "east:9092", "mirrors_out": 1, "mirrors_in": 0},
@@ -211,9 +211,35 @@ def test_without_redis_every_mirror_is_degraded_and_one_problem_says_why(api, cl
     assert redis_problem["url"] is None
 
 
+@pytest.mark.parametrize("count", [1, 3, 8])
+def test_mirrors_between_one_pair_of_clusters_share_one_link_and_one_label(api, redis_fake, clusters, count):
+    """The topology draws one edge per pair and direction: its label summarises the mirrors, never one per mirror."""
+    for i in range(count):
+        running(redis_fake, make_mirror(clusters, f"m{i}"), lag_records=i)
+    if count > 1:
+        Connector.objects.filter(mirror__name="m1", kind="source").update(state="FAILED", error="denied")
+        running(redis_fake, Mirror.objects.get(name="m1"), lag_records=1, source={"state": "FAILED", "error": "denied"})
+    make_mirror(clusters, "back", source="west", target="east")
+    body = api.get("/api/v1/overview/").json()
+    assert [(link["source"], link["target"]) for link in body["links"]] == [("east", "west"), ("west", "east")]
+    link = body["links"][0]
+    assert link["count"] == count == len(link["mirrors"])
+    total_lag = sum(range(count))
+    if count == 1:
+        assert (link["health"], link["url"], link["label"]) == ("running", "/mirrors/m0/", "m0\n12 ms · lag 0")
+    else:
+        assert link["health"] == "failed" and link["url"] is None
+        assert link["counts"] == {"failed": 1, "running": count - 1}
+        assert [m["name"] for m in link["mirrors"]] == ["m1", "m0", *(f"m{i}" for i in range(2, count))], \
+            "worst first, then by name"
+        assert link["label"] == f"{count} mirrors · 1 failed\nmax 12 ms · lag {total_lag}"
+    assert link["lag_records"] == total_lag and link["latency_ms"] == 12
+    assert body["links"][1]["label"] == "back" and body["links"][1]["count"] == 1
+
+
 def test_empty(api, redis_fake):
     body = api.get("/api/v1/overview/").json()
-    assert body["clusters"] == body["mirrors"] == body["problems"] == []
+    assert body["clusters"] == body["mirrors"] == body["links"] == body["problems"] == []
     assert set(body["counts"].values()) == {0}
     assert redis_fake.pipelines == 0
 

@@ -38,6 +38,26 @@ def duplicates_after_check(received: dict[int, list[Record]], expected: dict[int
     return duplicates
 
 
+@dataclass(frozen=True)
+class Arrived:
+    """One partition's copy: the keys as received, duplicates included, and how many were duplicates."""
+
+    keys: list[bytes | None]
+    duplicates: int
+
+
+def arrived_in_order(received: dict[int, list[tuple[int, Record]]],
+                     expected: dict[int, list[bytes | None]]) -> dict[int, Arrived]:
+    """Per partition of `expected` (its keys in order), what `read_topic` received; asserts that every expected
+    record arrived, in order, duplicates aside."""
+    arrived = {}
+    for partition, keys_expected in expected.items():
+        keys = [record.key for _, record in received.get(partition, [])]
+        assert list(dict.fromkeys(keys)) == keys_expected, f"partition {partition}: records lost or reordered"
+        arrived[partition] = Arrived(keys, len(keys) - len(keys_expected))
+    return arrived
+
+
 def create_topic(bootstrap: str, topic: str, partitions: int, config: dict[str, str] | None = None) -> None:
     """A topic that keeps its records whatever their timestamps (unless `config` says otherwise)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive the futures

@@ -28,21 +28,12 @@ from spark_runtime.connection import ClusterConnection
 from tests.integration import kafka_tools
 from tests.integration.test_checkpoint_loss import PARTITIONS, Traffic, records
 from tests.integration.test_mirror_end_to_end import wait_for_status
+from tests.integration.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BACKLOG = 3_000  # per partition, before MM2 starts
 RATE = 600  # records per second under way, all partitions
-
-
-def wait_until(predicate, timeout: float, what: str, every: float = 0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"{what}: not within {timeout:g} s")
 
 
 def committed(west: str, offsets_topic: str, source: str, topic: str) -> dict[int, int]:
@@ -109,9 +100,9 @@ def test_adopting_a_running_mm2_copies_nothing_again_but_its_uncommitted_records
         found = committed(west, offsets_topic, source, topic)
         return len(found) == PARTITIONS and min(found.values()) >= BACKLOG and found
 
-    found = wait_until(past_backlog, 180, "MM2 committing offsets past the backlog in every partition", every=1)
+    found = wait_for(past_backlog, 180, "MM2 committing offsets past the backlog in every partition", poll=1)
     if stop == "sigkill":  # killed once it has copied records it has not committed yet
-        wait_until(lambda: all(end > found[p] + 50 for p, end in kafka_tools.end_offsets(west, remote).items()),
+        wait_for(lambda: all(end > found[p] + 50 for p, end in kafka_tools.end_offsets(west, remote).items()),
                    60, "MM2 copying past its committed offsets")
     mm2_seconds = time.monotonic() - started
     stop_seconds = mirror_maker.stop(kill=stop == "sigkill")
@@ -142,15 +133,15 @@ def test_adopting_a_running_mm2_copies_nothing_again_but_its_uncommitted_records
         if p["topic"] == topic} == dict.fromkeys(range(PARTITIONS), total - 1), 180)
     caught_up_seconds = time.monotonic() - adopted_at
 
-    received = kafka_tools.read_topic(west, remote)
+    expected = {p: [r.key for r in records(p, 0, total)] for p in range(PARTITIONS)}
+    arrived = kafka_tools.arrived_in_order(kafka_tools.read_topic(west, remote), expected)
     duplicates = {}
     for partition in range(PARTITIONS):
-        keys = [record.key for _, record in received[partition]]
-        expected = [r.key for r in records(partition, 0, total)]
-        assert list(dict.fromkeys(keys)) == expected, f"partition {partition}: records lost or reordered"
+        keys = arrived[partition].keys
         start = mm2_positions[partition] + 1
-        assert keys == expected[:remote_ends[partition]] + expected[start:], f"partition {partition}"
-        duplicates[partition] = len(keys) - len(expected)
+        assert keys == expected[partition][:remote_ends[partition]] + expected[partition][start:], \
+            f"partition {partition}"
+        duplicates[partition] = arrived[partition].duplicates
         assert duplicates[partition] == uncommitted[partition], "only MM2's uncommitted copies come again"
 
     assert resumed["from"] == "mm2-offsets"

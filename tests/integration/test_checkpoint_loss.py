@@ -153,17 +153,15 @@ def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane,
     assert hadoop_fs.exists(f"{source_checkpoint}/offsets", env), "the new query checkpoints where the old one did"
 
     # Every record, in order per partition; the duplicates are the records after the latest sync.
-    received = kafka_tools.read_topic(west, remote)
+    expected = {p: [r.key for r in records(p, 0, total_per_partition)] for p in range(PARTITIONS)}
+    arrived = kafka_tools.arrived_in_order(kafka_tools.read_topic(west, remote), expected)
     duplicates = {}
     for partition in range(PARTITIONS):
-        keys = [record.key for _, record in received[partition]]
-        expected = [r.key for r in records(partition, 0, total_per_partition)]
-        unique_in_order = list(dict.fromkeys(keys))
-        assert unique_in_order == expected, f"partition {partition}: records lost or reordered"
-        duplicates[partition] = len(keys) - len(expected)
+        keys = arrived[partition].keys
+        duplicates[partition] = arrived[partition].duplicates
         # the copy is the old copy, then the source again from the resume point
         restart_at = per_partition - duplicates[partition]
-        assert keys == expected[:per_partition] + expected[restart_at:], f"partition {partition}"
+        assert keys == expected[partition][:per_partition] + expected[partition][restart_at:], f"partition {partition}"
         assert 0 <= duplicates[partition] <= MAX_OFFSET_LAG + BATCH, f"partition {partition}: re-copied"
 
     live = channel.read_status(get_redis(), name)
@@ -262,13 +260,11 @@ def test_checkpoint_deleted_under_a_running_mirror(api, devstack, control_plane,
     copied_up_to(api, name, topic, total_per_partition - 1, 240)
     caught_up = time.time() - partly_lost
 
-    received = kafka_tools.read_topic(west, remote)
+    expected = {p: [r.key for r in records(p, 0, total_per_partition)] for p in range(PARTITIONS)}
+    arrived = kafka_tools.arrived_in_order(kafka_tools.read_topic(west, remote), expected)
     duplicates = {}
     for partition in range(PARTITIONS):
-        keys = [record.key for _, record in received[partition]]
-        expected = [r.key for r in records(partition, 0, total_per_partition)]
-        assert list(dict.fromkeys(keys)) == expected, f"partition {partition}: records lost or reordered"
-        duplicates[partition] = len(keys) - len(expected)
+        duplicates[partition] = arrived[partition].duplicates
         # two resumes, each copying again at most what followed a partition's latest sync, and at
         # most one interrupted batch run again
         assert 0 <= duplicates[partition] <= 2 * MAX_OFFSET_LAG + 3 * BATCH, f"partition {partition}: {duplicates}"

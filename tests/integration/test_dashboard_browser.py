@@ -3,6 +3,7 @@
 One operator's session: log in, create a mirror from the form, watch records flow, pause the
 source connector (the card says PAUSED within 5 s and Kafka confirms nothing more arrives),
 resume and see the lag return to 0; every graph has points; a viewer sees no action buttons.
+The topology with several mirrors between one pair of clusters; the import page's previews.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer
 
-from mirrors.models import Cluster, Mirror
+from mirrors.models import Cluster, Connector, Mirror
+from mirrors.services.mirrors import create_mirror
 from tests.api.test_import_export_api import migration_example
 from tests.integration import kafka_tools
 from tests.integration.browser import log_in, screenshot, unnamed_controls
 from tests.integration.test_connector_verbs import Traffic, copied
 from tests.integration.test_mirror_end_to_end import create_clusters
+from tests.integration.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,16 +32,6 @@ GRAPHS = ("throughput_records", "throughput_bytes", "lag_records", "lag_seconds"
 
 def points(page, graph: str) -> int:
     return int(page.locator(f"#graph-{graph}").get_attribute("data-points") or 0)
-
-
-def wait_for(predicate, timeout: float, what: str, poll: float = 0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(poll)
-    raise AssertionError(f"{what}: not within {timeout:g} s")
 
 
 def last_total(page, graph: str) -> float | None:
@@ -163,6 +156,40 @@ def test_operator_session_in_the_browser(browse, live_server, api, make_user, de
     viewer.goto("/")
     viewer.locator("#topology .main-svg").first.wait_for()
     screenshot(viewer, "overview")
+
+
+LABEL_BOXES = """() => Array.from(document.querySelectorAll('#topology .textpoint text')).map(text => {
+    const box = text.getBoundingClientRect();
+    return {text: text.textContent, left: box.left, right: box.right, top: box.top, bottom: box.bottom};
+})"""
+
+
+def disjoint(a: dict, b: dict) -> bool:
+    return a["right"] <= b["left"] or b["right"] <= a["left"] or a["bottom"] <= b["top"] or b["bottom"] <= a["top"]
+
+
+def test_topology_with_several_mirrors_between_one_pair_of_clusters(browse, admin_user):
+    """8 mirrors east -> west and 3 west -> east: two edges, two labels that do not overlap; a click on the
+    edge of several mirrors marks their rows in the table. Their connectors are stopped: nothing runs them."""
+    east, west = (Cluster.objects.create(alias=alias, bootstrap_servers="127.0.0.1:1") for alias in ("east", "west"))
+    flows = [(f"orders-{i}", east, west) for i in range(8)] + [(f"back-{i}", west, east) for i in range(3)]
+    for name, source, target in flows:
+        Connector.objects.filter(mirror=create_mirror(name=name, source=source, target=target)).update(
+            desired_state="stopped")
+    page = browse(1280, 800)
+    log_in(page, "admin", "admin-password-123")
+    page.goto("/")
+    page.locator("#topology .textpoint text").nth(1).wait_for()
+    labels = page.evaluate(LABEL_BOXES)
+    assert sorted(label["text"] for label in labels) == ["3 mirrors · all stopped", "8 mirrors · all stopped"]
+    assert disjoint(*labels), f"the labels overlap: {labels}"
+    screenshot(page, "overview-several-mirrors-per-pair")
+
+    east_to_west = next(i for i, label in enumerate(labels) if label["text"].startswith("8 "))
+    box = page.locator("#topology .scatterlayer .trace").nth(2).locator(".point").nth(east_to_west).bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    wait_for(lambda: page.locator("#links tr.selected").count() == 8, 5, "the 8 mirrors east → west are marked")
+    assert page.locator("#links tr.selected a").all_inner_texts() == [f"orders-{i}" for i in range(8)]
 
 
 def test_import_preview_in_the_browser(browse, admin_user):

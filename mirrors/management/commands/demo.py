@@ -1,7 +1,9 @@
 """`./manage.py demo` (what `make demo` runs): the whole product on this machine, with live traffic.
 
-Starts two Kafka clusters and Redis, the web app, a Celery worker with beat, creates the demo
+Starts two new Kafka clusters and Redis, the web app, a Celery worker with beat, creates the demo
 mirror east -> west and produces records to it until Ctrl-C, which stops everything it started.
+Every run starts clean (see mirrors.services.demo): new, empty clusters, and the demo's mirror of an
+earlier run removed from the database before it is created again.
 With `--engine yarn` it also starts HDFS and YARN (two NodeManagers) and the demo mirror runs
 there in cluster deploy mode, its checkpoint on HDFS.
 """
@@ -18,34 +20,20 @@ import time
 from pathlib import Path
 
 from confluent_kafka import Consumer, Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from controlplane.infra import processes
 from controlplane.infra.hadoop import LOOPBACK_SPARK_CONF
 from controlplane.infra.stack import Devstack
-from mirrors.models import Cluster, Mirror
-from mirrors.services import runtime
-from mirrors.services.mirrors import create_mirror
-from mirrors.services.redis_client import use_redis
+from mirrors.models import Mirror
+from mirrors.services import demo, runtime
+from mirrors.services.demo import MIRROR
 from mirrors.services.status import live_status
 
 ROOT = Path(settings.BASE_DIR)
-DEMO_TOPICS = {"orders": 6, "payments": 3}
-MIRROR = "east-to-west"
 DEMO_GROUP = "billing"
-# Shorter than MM2's defaults (60 s, 60 s, 10 min) so the dashboard shows checkpoints quickly.
-# The demo mirror on YARN: a small driver container and one executor.
-YARN_DEMO_SPARK = {"master": "yarn", "driver_memory": "768m", "executor_memory": "512m", "num_executors": 1,
-                   "executor_cores": 2}
-# The demo mirror here: a task slot for each of its 10 source partitions (heartbeats included) and
-# two spare, so that it runs in real-time mode once the first backlog is copied.
-LOCAL_DEMO_SPARK = {"master": "local[12]"}
-DEMO_CHECKPOINTS = {"emit.checkpoints.interval.seconds": "5", "sync.group.offsets.enabled": "true",
-                    "sync.group.offsets.interval.seconds": "10", "refresh.groups.interval.seconds": "15"}
 
 
 class Command(BaseCommand):
@@ -61,7 +49,7 @@ class Command(BaseCommand):
         self.engine = engine
         signal.signal(signal.SIGTERM, _interrupt)
         self.children: list[tuple[str, int, str]] = []
-        # Beside the demo's database and checkpoints, so a second run continues where the first stopped.
+        # Beside the demo's database; every run replaces it with new clusters (see _run).
         self.stack = Devstack.load(settings.VAR_DIR / "demo-stack")
         self.stop_traffic = threading.Event()
         try:
@@ -73,20 +61,17 @@ class Command(BaseCommand):
 
     def _run(self, port: int, rate: int) -> None:
         on_yarn = self.engine == "yarn"
-        self._step("starting Kafka clusters east and west, and Redis" +
-                   (", HDFS and YARN (first run: Hadoop's jars from Maven Central)" if on_yarn else ""))
-        self.stack.up(["east", "west"], with_yarn=on_yarn)
-        use_redis(self.stack.redis_url)
+        try:
+            self.stack = demo.prepare(self.stack.root, self.engine, self._step)
+        except demo.DemoConflict as error:
+            raise CommandError(str(error)) from None
         env = dict(os.environ, MIRRORPLANE_REDIS_URL=self.stack.redis_url,
                    DJANGO_SETTINGS_MODULE="controlplane.settings")
         if on_yarn:
             env.update(HADOOP_CONF_DIR=str(self.stack.hadoop.conf_dir), SPARK_LOCAL_IP="127.0.0.1",
                        MIRRORPLANE_YARN_SPARK_CONF=json.dumps(LOOPBACK_SPARK_CONF))
-        self._step("preparing the database")
-        call_command("migrate", verbosity=0)
         password = os.environ.get("DEMO_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
         _ensure_admin(password)
-        self._prepare_mirror()
 
         if processes.port_open(port):
             port = processes.free_port()  # the preferred port is taken: use any free one
@@ -123,31 +108,6 @@ class Command(BaseCommand):
                 self.stdout.write(self.style.SUCCESS(f"demo mirror {MIRROR} is replicating: {records} records copied"))
                 reported = True
             time.sleep(2)
-
-    def _prepare_mirror(self) -> None:
-        east, west = self.stack.clusters["east"], self.stack.clusters["west"]
-        admin = AdminClient({"bootstrap.servers": east.bootstrap_servers})
-        for future in admin.create_topics([NewTopic(t, n, 1) for t, n in DEMO_TOPICS.items()]).values():
-            try:
-                future.result(30)
-            except Exception as error:
-                if "TOPIC_ALREADY_EXISTS" not in str(error):
-                    raise
-        for cluster in (east, west):
-            Cluster.objects.update_or_create(alias=cluster.alias,
-                                             defaults={"bootstrap_servers": cluster.bootstrap_servers})
-        spark = YARN_DEMO_SPARK if self.engine == "yarn" else LOCAL_DEMO_SPARK
-        if not Mirror.objects.filter(name=MIRROR).exists():
-            create_mirror(name=MIRROR, source=Cluster.objects.get(alias="east"),
-                          target=Cluster.objects.get(alias="west"), topics="orders, payments", spark=spark,
-                          connectors={"source": {"tasks_max": 2, "config": {"refresh.topics.interval.seconds": "30"}},
-                                      "checkpoint": {"config": DEMO_CHECKPOINTS}})
-        else:
-            # New clusters on every run: bump the generation so the application restarts against them.
-            mirror = Mirror.objects.get(name=MIRROR)
-            mirror.generation += 1
-            mirror.spark = spark
-            mirror.save(update_fields=["generation", "spark"])
 
     def _traffic(self, rate: int) -> None:
         producer = Producer({"bootstrap.servers": self.stack.clusters["east"].bootstrap_servers, "linger.ms": 20})
@@ -188,7 +148,8 @@ class Command(BaseCommand):
         for name, app in runtime.running_apps().items():
             runtime.stop(name, app)
             self._say(f"stopped the Spark application of {name} (pids {sorted(app.groups)})")
-        for item in self.stack.down():
+        # From the state file: what `prepare` started even if it failed half-way.
+        for item in Devstack.load(self.stack.root).down():
             self._say(f"stopped {item}")
 
     def _say(self, text: str) -> None:

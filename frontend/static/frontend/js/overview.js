@@ -14,33 +14,55 @@
     return placed;
   }
 
-  function label(m) {
-    const parts = [];
-    if (m.latency_ms !== null && m.latency_ms !== undefined) parts.push(mp.number(m.latency_ms, 0) + " ms");
-    if (m.lag_records !== null && m.lag_records !== undefined) parts.push("lag " + mp.number(m.lag_records, 0));
-    return parts.join(" · ");
-  }
+  function flowOf(source, target) { return source + " → " + target; }
 
-  /* Mirrors between the same two clusters are drawn as arcs bending apart, so each stays clickable. */
+  /* One edge per pair of clusters and direction (the API's `links`): several mirrors from one cluster to
+     another share it, its label summarises them and hovering lists them. The two directions of a pair
+     bend to opposite sides, each label on the outer side of its arc. */
   function edges(data, at) {
-    const seen = {};
-    return data.mirrors.filter(function (m) { return at[m.source] && at[m.target]; }).map(function (m) {
-      const pair = [m.source, m.target].sort().join("|");
-      const index = seen[pair] = (seen[pair] === undefined ? 0 : seen[pair] + 1);
-      const [x0, y0] = at[m.source];
-      const [x1, y1] = at[m.target];
+    return (data.links || []).filter(function (l) { return at[l.source] && at[l.target]; }).map(function (l) {
+      const [x0, y0] = at[l.source];
+      const [x1, y1] = at[l.target];
       const length = Math.hypot(x1 - x0, y1 - y0) || 1;
-      const side = m.source < m.target ? 1 : -1;
-      const bend = side * (0.12 + 0.14 * index);
-      const cx = (x0 + x1) / 2 - ((y1 - y0) / length) * bend;
-      const cy = (y0 + y1) / 2 + ((x1 - x0) / length) * bend;
+      // Left of the direction of travel: the normal turns with the direction, so a -> b and b -> a part.
+      const bend = 0.14;
+      const nx = -((y1 - y0) / length) * bend, ny = ((x1 - x0) / length) * bend;  // from the chord to the arc
+      const cx = (x0 + x1) / 2 + nx, cy = (y0 + y1) / 2 + ny;
       const xs = [], ys = [];
       for (let t = 0; t <= 1.0001; t += 0.05) {  // quadratic Bezier source -> control -> target
         xs.push((1 - t) * (1 - t) * x0 + 2 * (1 - t) * t * cx + t * t * x1);
         ys.push((1 - t) * (1 - t) * y0 + 2 * (1 - t) * t * cy + t * t * y1);
       }
-      return {mirror: m, xs: xs, ys: ys, mid: [xs[10], ys[10]], tip: [xs[17], ys[17]], from: [xs[15], ys[15]]};
+      const outer = Math.abs(ny) >= Math.abs(nx) ? (ny >= 0 ? "top center" : "bottom center")
+        : (nx >= 0 ? "middle right" : "middle left");
+      return {link: l, xs: xs, ys: ys, mid: [xs[10], ys[10]], tip: [xs[17], ys[17]], from: [xs[15], ys[15]],
+              position: outer};
     });
+  }
+
+  function hover(l) {
+    const shown = l.mirrors.slice(0, 10).map(function (m) {
+      const reason = (m.reason || "").length > 90 ? m.reason.slice(0, 89) + "…" : (m.reason || "");
+      return "● " + m.name + ": " + m.health + (reason ? " (" + reason + ")" : "");
+    });
+    if (l.mirrors.length > shown.length) shown.push("… and " + (l.mirrors.length - shown.length) + " more: click to list them");
+    return "<b>" + flowOf(l.source, l.target) + "</b>: " + l.count + (l.count === 1 ? " mirror" : " mirrors") +
+      "<br>" + shown.join("<br>");
+  }
+
+  /* A link of several mirrors lists them: its rows of the mirrors table are marked and scrolled to. */
+  let selectedFlow = null;
+
+  function showFlow(flow) {
+    selectedFlow = flow;
+    const rows = Array.from(document.querySelectorAll("#links tbody tr"));
+    rows.forEach(function (row) { row.classList.toggle("selected", row.dataset.flow === flow); });
+    const first = rows.find(function (row) { return row.dataset.flow === flow; });
+    if (first) {
+      first.scrollIntoView({block: "nearest"});
+      const anchor = first.querySelector("a");
+      if (anchor) anchor.focus({preventScroll: true});
+    }
   }
 
   function draw(data) {
@@ -48,21 +70,21 @@
     const at = positions(data.clusters);
     const drawn = edges(data, at);
     const many = drawn.length > 12;
+    const color = function (e) { return COLORS[e.link.health] || COLORS.stopped; };
     const traces = drawn.map(function (e) {
       return {x: e.xs, y: e.ys, mode: "lines", hoverinfo: "skip", showlegend: false,
-              line: {color: COLORS[e.mirror.health] || COLORS.stopped, width: 3}};
+              line: {color: color(e), width: Math.min(3 + (e.link.count - 1), 7)}};
     });
     traces.push({
       x: drawn.map(function (e) { return e.mid[0]; }), y: drawn.map(function (e) { return e.mid[1]; }),
-      mode: many ? "markers" : "markers+text", textposition: "top center", showlegend: false,
-      text: drawn.map(function (e) { return e.mirror.name + (label(e.mirror) ? "<br>" + label(e.mirror) : ""); }),
-      customdata: drawn.map(function (e) { return e.mirror.url; }),
-      hovertext: drawn.map(function (e) {
-        return "<b>" + e.mirror.name + "</b> (" + e.mirror.source + " → " + e.mirror.target + ")<br>" +
-          e.mirror.health + ": " + (e.mirror.reason || "") + (label(e.mirror) ? "<br>" + label(e.mirror) : "");
-      }),
+      mode: many ? "markers" : "markers+text", textposition: drawn.map(function (e) { return e.position; }),
+      showlegend: false,
+      text: drawn.map(function (e) { return e.link.label.split("\n").join("<br>"); }),
+      customdata: drawn.map(function (e) { return e.link.url || "flow:" + flowOf(e.link.source, e.link.target); }),
+      hovertext: drawn.map(function (e) { return hover(e.link); }),
       hoverinfo: "text", textfont: {size: 11},
-      marker: {size: 12, color: drawn.map(function (e) { return COLORS[e.mirror.health] || COLORS.stopped; }),
+      marker: {size: drawn.map(function (e) { return e.link.count > 1 ? 16 : 12; }), color: drawn.map(color),
+               symbol: drawn.map(function (e) { return e.link.count > 1 ? "square" : "circle"; }),
                line: {color: "#fff", width: 1}}
     });
     traces.push({
@@ -76,8 +98,7 @@
     });
     const arrows = drawn.map(function (e) {
       return {x: e.tip[0], y: e.tip[1], ax: e.from[0], ay: e.from[1], xref: "x", yref: "y", axref: "x", ayref: "y",
-              showarrow: true, arrowhead: 3, arrowsize: 1.4, arrowwidth: 2, text: "",
-              arrowcolor: COLORS[e.mirror.health] || COLORS.stopped};
+              showarrow: true, arrowhead: 3, arrowsize: 1.4, arrowwidth: 2, text: "", arrowcolor: color(e)};
     });
     const names = data.clusters.map(function (c) {  // on a white ground, so crossing edges never hide a name
       return {x: at[c.alias][0], y: at[c.alias][1] - 0.17, text: "<b>" + c.alias + "</b>", showarrow: false,
@@ -90,8 +111,10 @@
     if (!topology.dataset.bound) {
       topology.dataset.bound = "1";
       topology.on("plotly_click", function (event) {
-        const url = event.points && event.points[0] && event.points[0].customdata;
-        if (url && typeof url === "string") window.location.href = url;
+        const target = event.points && event.points[0] && event.points[0].customdata;
+        if (typeof target !== "string") return;
+        if (target.startsWith("flow:")) showFlow(target.slice(5));
+        else window.location.href = target;
       });
     }
   }
@@ -105,9 +128,10 @@
       return mp.el("li", {class: "health-" + health, text: count + " " + health});
     }));
     const rows = data.mirrors.map(function (m) {
-      return mp.el("tr", {}, [
+      const flow = flowOf(m.source, m.target);
+      return mp.el("tr", {"data-flow": flow, class: flow === selectedFlow ? "selected" : null}, [
         cell([mp.el("a", {href: m.url, text: m.name})]),
-        cell([m.source + " → " + m.target]),
+        cell([flow]),
         cell([mp.el("span", {class: "health health-" + m.health, title: m.reason || "", text: m.health})]),
         cell([m.latency_ms === null || m.latency_ms === undefined ? "–" : mp.number(m.latency_ms, 0) + " ms"]),
         cell([m.lag_records === null || m.lag_records === undefined ? "–" : mp.number(m.lag_records, 0) + " records"])
