@@ -77,8 +77,10 @@ def failover(mirror: Mirror, actor: str, *, force: bool = False, timeout: float 
         Mirror.objects.select_for_update().get(pk=mirror.pk)
         _check(mirror)  # a concurrent failover got there first
         Failover.objects.filter(mirror=mirror).delete()  # an earlier, failed-back cycle
+        # The beat task leaves these to this request while it waits for the stop (`after`), unless it dies.
+        after = time.time() + STOP_WAIT_SECONDS + 10
         record = Failover.objects.create(mirror=mirror, actor=actor, forced=force, drained=drained, summary=summary,
-                                         pending=[{"group": g, "direction": FORWARD} for g in groups])
+                                         pending=[{"group": g, "direction": FORWARD, "after": after} for g in groups])
         if source.desired_state != DesiredState.STOPPED:
             lifecycle.change_state(source, "stop", actor)
         events.action(actor, "failover", mirror=mirror.name, from_state=source.desired_state, to_state="failed_over",
@@ -172,6 +174,9 @@ def finish(record: Failover, kafka: GroupClusters | None = None, actor: str = ""
     still = []
     for entry in record.pending:
         key = (entry["group"], entry["direction"])
+        if not actor and entry.get("after", 0) > time.time():
+            still.append(entry)  # the verb that recorded it is still at work
+            continue
         try:
             if entry["direction"] == BACK:
                 result = sync_back(mirror, reverse, entry["group"], kafka) if reverse else group_result(
@@ -183,7 +188,7 @@ def finish(record: Failover, kafka: GroupClusters | None = None, actor: str = ""
             result = previous | {"status": "pending", "note": str(error)}
         results[key] = result
         if result["status"] == "pending":
-            still.append(entry)
+            still.append({"group": entry["group"], "direction": entry["direction"]})
         else:
             finished.append(result)
     with transaction.atomic():
