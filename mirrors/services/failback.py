@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from mirrors.choices import DesiredState
-from mirrors.models import Deployment, Failover, Mirror
+from mirrors.models import Failover, Mirror
 from mirrors.services import events, lifecycle
 from mirrors.services.conflicts import Flow, conflicts
 from mirrors.services.failover import document, finish, group_filter, group_result, selector
@@ -70,7 +70,9 @@ def failback(mirror: Mirror, actor: str, kafka: GroupClusters | None = None) -> 
                       detail=f"reverse mirror {name} ({target.alias} -> {source.alias}) "
                              f"{'created' if created else 'resumed'}; groups {groups}")
     finish(record, kafka, actor=actor)
-    return document(record) | {"reverse_mirror": reverse_state(reverse, created)}
+    body = document(record)
+    body["reverse_mirror"]["created"] = created
+    return body
 
 
 def _flows() -> list[Flow]:
@@ -89,14 +91,6 @@ def _create_reverse(mirror: Mirror, name: str, actor: str) -> Mirror:
     events.action(actor, "create", mirror=name, detail=f"{mirror.target.alias} -> {mirror.source.alias}: "
                                                        f"reverse mirror for the failback of {mirror.name}")
     return reverse
-
-
-def reverse_state(reverse: Mirror, created: bool) -> dict:
-    deployment = Deployment.objects.filter(mirror_name=reverse.name).first()
-    return {"name": reverse.name, "source": reverse.source.alias, "target": reverse.target.alias,
-            "created": created, "application": deployment.state if deployment else "not_running",
-            "connectors": {c.kind: c.desired_state for c in reverse.connectors.all()},
-            "url": f"/mirrors/{reverse.name}/"}
 
 
 def _groups_to_return(mirror: Mirror, record: Failover, kafka: GroupClusters) -> list[str]:

@@ -237,8 +237,19 @@ def document(record: Failover, stopped: bool | None = None) -> dict:
         "groups": record.groups,
         "pending": [p["group"] for p in record.pending if p["direction"] == FORWARD],
         "pending_back": [p["group"] for p in record.pending if p["direction"] == BACK],
-        "reverse_mirror": record.reverse_mirror or None,
+        "reverse_mirror": reverse_state(record.reverse_mirror) if record.reverse_mirror else None,
     }
     if stopped is not None:
         body["source_stopped"] = stopped
     return body
+
+
+def reverse_state(name: str) -> dict:
+    """The reverse mirror of a failback: its flow, application state and connectors' desired states."""
+    reverse = Mirror.objects.filter(name=name).select_related("source", "target").first()
+    if reverse is None:
+        return {"name": name, "exists": False}
+    deployment = Deployment.objects.filter(mirror_name=name).first()
+    return {"name": name, "exists": True, "source": reverse.source.alias, "target": reverse.target.alias,
+            "application": deployment.state if deployment else "not_running",
+            "connectors": {c.kind: c.desired_state for c in reverse.connectors.all()}, "url": f"/mirrors/{name}/"}

@@ -193,7 +193,7 @@ def test_failover_then_failback_with_a_pending_group(operator, mirror, kafka):
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["reverse_mirror"] | {"application": None} == {
-        "name": "m-failback", "source": "west", "target": "east", "created": True, "application": None,
+        "name": "m-failback", "exists": True, "source": "west", "target": "east", "created": True, "application": None,
         "connectors": {"checkpoint": "running", "heartbeat": "running", "source": "running"},
         "url": "/mirrors/m-failback/"}
     reverse = Mirror.objects.get(name="m-failback")
@@ -208,7 +208,8 @@ def test_failover_then_failback_with_a_pending_group(operator, mirror, kafka):
     kafka.flows["m-failback"] = [OffsetSync("orders", 0, 0, 0), OffsetSync("orders", 0, 29, 29)]
     assert failover_service.finish_pending() == 1
     assert kafka.offsets[("east", "billing")][("west.orders", 0)] == 30
-    assert operator.get("/api/v1/mirrors/m/failover/").json()["pending_back"] == []
+    state = operator.get("/api/v1/mirrors/m/failover/").json()
+    assert state["pending_back"] == [] and state["reverse_mirror"]["name"] == "m-failback"
 
     # A second failback resumes the reverse mirror rather than creating another.
     Connector.objects.filter(mirror=reverse).update(desired_state="paused")
