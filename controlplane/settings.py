@@ -262,6 +262,9 @@ CELERY_BEAT_SCHEDULE = {
     # Complete minutes of every mirror's time series into the database (resumes where it stopped), old
     # minutes into hours, old hours away.
     "rollup-metrics": {"task": "mirrors.tasks.rollup_metrics", "schedule": 60.0, "options": {"expires": 60}},
+    # Consumer groups a failover or failback could not move yet (members still on the cluster written to).
+    "finish-failovers": {"task": "mirrors.tasks.finish_failovers", "schedule": RECONCILE_SECONDS,
+                         "options": {"expires": max(RECONCILE_SECONDS * 2, 5)}},
 }
 
 LOGGING = {

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend.views import config, events, mirror_detail, overview
+from frontend.views import config, events, failover, mirror_detail, overview
 
 urlpatterns = [
     path("", overview.overview, name="dashboard"),
@@ -14,6 +14,7 @@ urlpatterns = [
     path("mirrors/", config.mirror_list, name="mirrors"),
     path("mirrors/new/", config.mirror_form, name="mirror-new"),
     path("mirrors/<str:name>/edit/", config.mirror_form, name="mirror-edit"),
+    path("mirrors/<str:name>/failover/", failover.failover_page, name="mirror-failover-page"),
     path("mirrors/<str:name>/", mirror_detail.mirror_detail, name="mirror-detail"),
     path("import/", config.import_page, name="import"),
 ]

@@ -1,8 +1,8 @@
 """Every operation of the API's OpenAPI schema, as every kind of caller: who is refused, who is let through.
 
 Data-driven from the schema, so operations added later are covered: reads need the viewer role (users:
-admin), connector verbs (`.../connectors/...`) the operator role, every other write the admin role.
-Allowed means neither 401 nor 403 (a 400/404/409 on the test's dummy request is fine), and no 5xx but the
+admin), connector verbs (`.../connectors/...`), failover and failback the operator role, every other write the
+admin role. Allowed means neither 401 nor 403 (a 400/404/409 on the test's dummy request is fine), and no 5xx but the
 503 of an unreachable Kafka (replaced by one that is down).
 """
 
@@ -40,7 +40,8 @@ def required_role(method: str, path: str) -> str:
         return ADMIN if path.startswith("/api/v1/users/") else VIEWER
     if re.fullmatch(r"/api/v1/clusters/\{alias\}/check/", path):
         return VIEWER  # a stored cluster's connection check changes nothing
-    return OPERATOR if "/connectors/" in path else ADMIN
+    operator = "/connectors/" in path or re.fullmatch(r"/api/v1/mirrors/\{name\}/fail(over|back)/", path)
+    return OPERATOR if operator else ADMIN
 
 
 def _url(path: str) -> str:
