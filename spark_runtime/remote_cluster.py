@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 _NO_TOPIC = frozenset({KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC})
 _SLICE_SECONDS = 0.5
+_RETRY_SECONDS = 0.1
+_NO_LEADER_YET = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE})
 
 
 class _TopicReader:
@@ -87,11 +89,17 @@ class _TopicReader:
 
     def read(self, topic: str, partition: int = 0) -> list:
         """Every record of a partition from its beginning to its current end."""
-        try:
-            low, high = self.consumer.get_watermark_offsets(TopicPartition(topic, partition),
-                                                            timeout=max(self.remaining(), 0.01))
-        except KafkaException as error:
-            raise self.fail(error) from None
+        while True:
+            try:
+                low, high = self.consumer.get_watermark_offsets(TopicPartition(topic, partition),
+                                                                timeout=max(self.remaining(), 0.01))
+                break
+            except KafkaException as error:
+                # A topic created a moment ago may not have its leader yet (NOT_LEADER_FOR_PARTITION,
+                # LEADER_NOT_AVAILABLE): asked again until the time is up.
+                if not _retriable(error) or self.remaining() <= 0:
+                    raise self.fail(error) from None
+                time.sleep(_RETRY_SECONDS)
         if high <= low:
             return []
         self.consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
@@ -114,6 +122,11 @@ class _TopicReader:
 
     def close(self) -> None:
         self.consumer.close()
+
+
+def _retriable(error: KafkaException) -> bool:
+    kafka_error = error.args[0] if error.args and isinstance(error.args[0], KafkaError) else None
+    return kafka_error is not None and (kafka_error.code() in _NO_LEADER_YET or kafka_error.retriable())
 
 
 def translate_offsets(connection: ClusterConnection, policy: ReplicationPolicy, source_alias: str, group: str,
