@@ -25,7 +25,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from controlplane.infra import processes
-from controlplane.infra.hadoop import LOOPBACK_SPARK_CONF
+from controlplane.infra.hadoop_config import LOOPBACK_SPARK_CONF
 from controlplane.infra.stack import Devstack
 from mirrors.models import Mirror
 from mirrors.services import demo, runtime
