@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from bench import machine, report
-from bench.candidates import Candidate, Environment, RunSpec, build
+from bench.candidates import build
+from bench.candidates.base import Candidate, Environment, RunSpec
 from bench.cluster import (
     TARGET,
     BenchClusters,
