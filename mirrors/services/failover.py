@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from mirrors.choices import ConnectorKind, ConnectorState, DesiredState
 from mirrors.models import Deployment, Failover, Mirror
-from mirrors.services import events, lifecycle, offsets, status
+from mirrors.services import events, lifecycle, observed, offsets, status
 from mirrors.services.failover_kafka import GroupClusters
 from mirrors.services.failover_plan import (
     BACK,
@@ -72,7 +72,7 @@ def failover(mirror: Mirror, actor: str, *, force: bool = False, timeout: float 
     groups = _groups_to_move(mirror, kafka)  # reads A: an unreachable source refuses before anything changes
 
     source = mirror.connectors.get(kind=ConnectorKind.SOURCE)
-    was_live = status.live_status(mirror) is not None
+    was_live = observed.live_status(mirror) is not None
     with transaction.atomic():
         Mirror.objects.select_for_update().get(pk=mirror.pk)
         _check(mirror)  # a concurrent failover got there first
@@ -119,7 +119,7 @@ def _wait_stopped(source, sleep: Callable[[float], None]) -> bool:
     deadline = time.monotonic() + STOP_WAIT_SECONDS
     while time.monotonic() < deadline:
         source.refresh_from_db()
-        live = status.live_status(source.mirror)
+        live = observed.live_status(source.mirror)
         reported = ((live or {}).get("connectors") or {}).get(ConnectorKind.SOURCE) or {}
         if live is None or reported.get("state") == ConnectorState.STOPPED:
             return live is not None

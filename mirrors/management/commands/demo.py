@@ -30,7 +30,7 @@ from controlplane.infra.stack import Devstack
 from mirrors.models import Mirror
 from mirrors.services import demo, runtime
 from mirrors.services.demo import MIRROR
-from mirrors.services.status import live_status
+from mirrors.services.observed import live_status
 
 ROOT = Path(settings.BASE_DIR)
 DEMO_GROUP = "billing"
