@@ -29,7 +29,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from bench.candidates import Candidate, Environment, RunSpec
+from bench.candidates.base import Candidate, Environment, RunSpec
 from bench.cluster import create_topic, delete_topics
 from bench.measure import ResourceSampler
 from bench.stats import percentile

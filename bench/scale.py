@@ -13,7 +13,7 @@ from collections.abc import Callable
 from confluent_kafka import KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
-from bench.candidates import Candidate, Environment, RunSpec
+from bench.candidates.base import Candidate, Environment, RunSpec
 from bench.cluster import delete_topics
 from bench.measure import ResourceSampler
 from bench.stats import percentile

@@ -30,7 +30,7 @@ from rest_framework.settings import api_settings
 
 from mirrors.choices import ApplicationState, ConnectorState
 from mirrors.models import Connector, Deployment, Mirror
-from mirrors.services import metrics, status
+from mirrors.services import metrics, observed, status
 
 from . import prometheus_strimzi as strimzi
 
@@ -99,7 +99,7 @@ class MirrorCollector:
         yield from families.values()
 
     def _mirror(self, mirror: Mirror, deployment: Deployment | None, f: dict, now: float) -> None:
-        live = status.live_status(mirror)
+        live = observed.live_status(mirror)
         flow = [mirror.name, mirror.source.alias, mirror.target.alias]
         source = ((live or {}).get("connectors") or {}).get("source") or {}
         counters = source.get("metrics") or {}

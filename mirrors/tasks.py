@@ -1,35 +1,16 @@
-"""Celery tasks: thin, named, safe to run twice."""
+"""Celery tasks: thin, named, safe to run twice. The supervision pass, `reconcile`, is defined with the
+code that queues it (mirrors/services/supervision.py) and registered here under the same name."""
 
 from __future__ import annotations
-
-import logging
 
 from celery import shared_task
 from django.conf import settings
 
 from mirrors.services import failover, rollup
-from mirrors.services.reconcile import Reconciler
 from mirrors.services.redis_client import get_redis
+from mirrors.services.supervision import reconcile
 
-log = logging.getLogger(__name__)
-RECONCILE_LOCK = "mirrorplane:reconcile-lock"
-
-
-@shared_task(name="mirrors.tasks.reconcile", ignore_result=True)
-def reconcile() -> bool:
-    """One supervision pass; skipped (False) when another pass holds the lock."""
-    client = get_redis()
-    lock = client.lock(RECONCILE_LOCK, timeout=max(120, settings.RECONCILE_SECONDS * 10), blocking=False)
-    if not lock.acquire(blocking=False):
-        return False
-    try:
-        Reconciler(client).run()
-    finally:
-        try:
-            lock.release()
-        except Exception:  # noqa: BLE001 - an expired lock is released already
-            log.warning("reconcile lock expired before release")
-    return True
+__all__ = ["finish_failovers", "reconcile", "rollup_metrics"]
 
 
 @shared_task(name="mirrors.tasks.rollup_metrics", ignore_result=True)

@@ -5,10 +5,21 @@ Mirrors Kafka's DefaultReplicationPolicy and IdentityReplicationPolicy (connect-
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 HEARTBEATS_TOPIC = "heartbeats"
 POLICIES = ("default", "identity", "legacy")
+
+
+def heartbeats_off(policy: str, heartbeat_config: Mapping[str, object]) -> str | None:
+    """Why a flow emits no heartbeats (the legacy policy, or `emit.heartbeats.enabled=false` in the heartbeat
+    connector's config), else None; the application and the control plane both ask."""
+    if policy == "legacy":
+        return "heartbeats are off with the legacy replication policy (MM1 emulation)"
+    if str(heartbeat_config.get("emit.heartbeats.enabled", "true")).strip().lower() == "false":
+        return "heartbeats are off (emit.heartbeats.enabled=false on the heartbeat connector)"
+    return None
 
 
 @dataclass(frozen=True)

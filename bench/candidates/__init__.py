@@ -7,82 +7,11 @@ it reports.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from pathlib import Path
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    label: str  # e.g. "r2-mm2-t4": unique within a benchmark
-    alias: str  # the source cluster's alias in this run: the remote topic is new on the target
-    topic: str  # source topic
-    partitions: int
-    tasks: int  # tasks.max (the raw copy: threads)
-    compression: str = "none"  # the producer's compression.type towards the target (the source's codec)
-
-    @property
-    def remote_topic(self) -> str:
-        return f"{self.alias}.{self.topic}"
-
-
-@dataclass(frozen=True)
-class Environment:
-    source: str  # bootstrap servers
-    target: str
-    redis_url: str
-    work_dir: Path
-    target_log_dir: Path | None = None  # the target broker's partitions, to read the codecs of its batches
-    training_topic: str = "cds-training"  # a small topic on the source for recording class archives
-    training_records: int = 20_000
-
-
-class Candidate(ABC):
-    name: str = ""
-    title: str = ""
-
-    def __init__(self, env: Environment) -> None:
-        self.env = env
-
-    def setup(self) -> None:
-        """Once before the first run: resolve jars, start services."""
-        return None  # optional: nothing to do by default
-
-    def prepare(self, spec: RunSpec) -> None:
-        """Before the clock starts (e.g. register the run's source alias)."""
-        return None  # optional: nothing to do by default
-
-    @abstractmethod
-    def start(self, spec: RunSpec) -> None:
-        """Begin copying; the clock runs from the call."""
-
-    @abstractmethod
-    def process_groups(self) -> list[int]:
-        """Process groups doing this run's work (may be empty until they appear)."""
-
-    def failure(self) -> str | None:
-        """Why the run cannot finish (its process exited, an API error), else None."""
-        return None
-
-    def details(self) -> dict:
-        """What the candidate can tell about the run (e.g. Spark micro-batches, `effective_tasks`: the
-        tasks that really copied); asked before `stop`."""
-        return {}
-
-    @abstractmethod
-    def stop(self) -> None:
-        """Stop this run's processes and wait until they are gone."""
-
-    def teardown(self) -> None:
-        """Once at the end: stop what `setup` started."""
-        return None  # optional: nothing to do by default
-
-    def settings(self) -> dict:
-        """The settings that matter for the comparison, for the report."""
-        return {}
+from bench.candidates.base import Candidate, Environment
 
 
 def build(name: str, env: Environment) -> Candidate:
+    """The candidate called `name`: mirrorplane, mm2, mm2-stock or raw."""
     from bench.candidates.mirrorplane import Mirrorplane
     from bench.candidates.mm2 import MirrorMaker2, StockMirrorMaker2
     from bench.candidates.raw import RawCopy

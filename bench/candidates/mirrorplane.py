@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from bench.candidates import Candidate, Environment, RunSpec
+from bench.candidates.base import Candidate, Environment, RunSpec
 from bench.cluster import TARGET
 from controlplane.infra import processes
 from spark_runtime import channel

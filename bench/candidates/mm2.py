@@ -23,7 +23,7 @@ from pathlib import Path
 import javaproperties
 
 from bench import jvm
-from bench.candidates import Candidate, RunSpec
+from bench.candidates.base import Candidate, RunSpec
 from bench.cluster import TARGET, EndOffsets, delete_topics
 from controlplane.infra import maven, processes
 from spark_runtime.connectors.source import PRODUCER_DEFAULTS

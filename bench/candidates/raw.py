@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from bench import jvm
-from bench.candidates import Candidate, RunSpec
+from bench.candidates.base import Candidate, RunSpec
 from bench.cluster import create_topic, delete_topics
 from controlplane.infra import javac, maven, processes
 

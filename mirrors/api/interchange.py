@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from mirrors import interchange
+from mirrors.api.serializers import SerializerInputs
 from mirrors.interchange import strimzi
 from mirrors.interchange.adopt import NotAdoptable
 from mirrors.interchange.apply import Conflict, apply_plan
@@ -107,9 +108,9 @@ class ImportView(APIView):
         file_format = query.validated_data.get("format") or body.get("format")
         try:
             plan = interchange.parse(body["content"], file_format)
-            result = apply_plan(plan, actor=actor_of(request.user), dry_run=query.validated_data["dry_run"],
-                                replace=query.validated_data["replace"], values=body.get("values"),
-                                adopt=query.validated_data["adopt"])
+            result = apply_plan(plan, inputs=SerializerInputs(), actor=actor_of(request.user),
+                                dry_run=query.validated_data["dry_run"], replace=query.validated_data["replace"],
+                                values=body.get("values"), adopt=query.validated_data["adopt"])
         except (Conflict, NotAdoptable) as error:
             return Response(error.errors, status=status.HTTP_409_CONFLICT)
         except InvalidContent as error:

@@ -1,39 +1,26 @@
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from typing import Any
 
 from rest_framework import serializers
 
-from mirrors.choices import ConnectorKind, DesiredState, SaslMechanism, SecurityProtocol
+from mirrors.choices import ConnectorKind, DesiredState
 from mirrors.choices import ReplicationPolicy as ReplicationPolicyChoice
 from mirrors.models import Cluster, Connector, Mirror
-from mirrors.services import certificates
-from mirrors.services.conflicts import Flow, conflicts
+from mirrors.services import validation
+from mirrors.services.clusters import save_cluster
 from mirrors.services.mirrors import create_mirror, update_mirror
-from mirrors.services.overrides import installation_policy
-from spark_runtime.connection import parse_bootstrap_servers
-from spark_runtime.filters import PatternError, compile_patterns
-from spark_runtime.overrides import refused_client_config, refused_spark_conf
-from spark_runtime.properties import invalid_properties
+from mirrors.services.validation import CLUSTER_SECURITY_FIELDS, Invalid
 from spark_runtime.series import SERIES
 
-# Client properties that have their own field; setting them in `config` would be ambiguous.
-_RESERVED_CLIENT_PROPERTIES = {"bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config",
-                               "ssl.truststore.certificates", "ssl.keystore.key", "ssl.keystore.certificate.chain"}
 
-
-def _validate_properties(value: Any, reserved: set[str] = frozenset()) -> dict[str, str]:
-    if not isinstance(value, dict):
-        raise serializers.ValidationError("expected an object of property names to values")
-    result = {}
-    for key, item in value.items():
-        if key in reserved:
-            raise serializers.ValidationError(f"{key!r} has its own field; set it there")
-        if isinstance(item, (dict, list)) or item is None:
-            raise serializers.ValidationError(f"{key!r}: values must be strings, numbers or booleans")
-        result[str(key)] = str(item).lower() if isinstance(item, bool) else str(item)
-    return result
+def checked(check: Callable[..., Any], *args: Any) -> Any:
+    """`check(*args)`, a domain rule's refusal as the API's ValidationError (same fields, same messages)."""
+    try:
+        return check(*args)
+    except Invalid as error:
+        raise serializers.ValidationError(error.errors) from None
 
 
 class ClusterSerializer(serializers.ModelSerializer):
@@ -56,99 +43,33 @@ class ClusterSerializer(serializers.ModelSerializer):
         return bool(cluster.key_pem)
 
     def validate_alias(self, value: str) -> str:
-        if self.instance is not None and value != self.instance.alias:
-            raise serializers.ValidationError("an alias cannot change: remote topic names are derived from it")
-        return value
+        return checked(validation.unchanged_alias, self.instance, value)
 
     def validate_bootstrap_servers(self, value: str) -> str:
-        try:
-            return ",".join(parse_bootstrap_servers(value))
-        except ValueError as error:
-            raise serializers.ValidationError(str(error)) from None
+        return checked(validation.bootstrap_servers, value)
 
     def validate_config(self, value: Any) -> dict[str, str]:
-        properties = _validate_properties(value, _RESERVED_CLIENT_PROPERTIES)
-        refused = refused_client_config(properties, installation_policy(), cluster=True)
-        if refused:
-            raise serializers.ValidationError(list(refused.values()))
-        return properties
+        return checked(validation.cluster_config, value)
 
     def validate_ca_pem(self, value: str) -> str:
-        return _pem(value, certificates.certificates)
+        return checked(validation.certificates_pem, value)
 
     def validate_cert_pem(self, value: str) -> str:
-        return _pem(value, certificates.certificates)
+        return checked(validation.certificates_pem, value)
 
     def validate_key_pem(self, value: str) -> str:
-        return _pem(value, certificates.private_key)
+        return checked(validation.private_key_pem, value)
 
     def validate(self, attrs: dict) -> dict:
-        merged = {f: attrs.get(f, getattr(self.instance, f, "")) for f in
-                  ("security_protocol", "sasl_mechanism", "username", "password", "cert_pem", "key_pem")}
-        protocol = merged["security_protocol"] or SecurityProtocol.PLAINTEXT
-        errors = {}
-        if protocol.startswith("SASL"):
-            if not merged["sasl_mechanism"]:
-                errors["sasl_mechanism"] = f"required with {protocol}: one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"
-            if not merged["username"]:
-                errors["username"] = f"required with {protocol}"
-            if not merged["password"]:
-                errors["password"] = f"required with {protocol}"
-        elif merged["sasl_mechanism"] not in ("", SaslMechanism.NONE):
-            errors["sasl_mechanism"] = f"only used with SASL_PLAINTEXT or SASL_SSL, not {protocol}"
-        if bool(merged["cert_pem"]) != bool(merged["key_pem"]):
-            field = "key_pem" if merged["cert_pem"] else "cert_pem"
-            errors[field] = "client certificate and key go together (mutual TLS)"
-        if merged["cert_pem"] and not protocol.endswith("SSL"):
-            errors["cert_pem"] = f"client certificates need SSL or SASL_SSL, not {protocol}"
-        if merged["cert_pem"] and merged["key_pem"] and {"cert_pem", "key_pem"} & set(attrs) and not errors:
-            errors |= _key_pair_errors(merged["cert_pem"], merged["key_pem"], set(attrs))
-        if errors:
-            raise serializers.ValidationError(errors)
+        merged = {f: attrs.get(f, getattr(self.instance, f, "")) for f in CLUSTER_SECURITY_FIELDS}
+        checked(validation.cluster_security, merged, set(attrs))
         return attrs
 
+    def create(self, validated_data: dict) -> Cluster:
+        return save_cluster(None, validated_data)
 
-def _pem(value: str, parse: Any) -> str:
-    """`value` when empty (unset) or when `parse` (a certificates check) accepts it."""
-    if value:
-        try:
-            parse(value)
-        except certificates.PemError as error:
-            raise serializers.ValidationError(str(error)) from None
-    return value
-
-
-def _key_pair_errors(cert_pem: str, key_pem: str, sent: set[str]) -> dict[str, str]:
-    """The key must belong to the (first) client certificate; the error goes on the field just sent."""
-    try:
-        cert = certificates.certificates(cert_pem)[0]
-    except certificates.PemError as error:  # stored before these checks, or expired since
-        return {"cert_pem": f"the stored certificate cannot be used with this key: {error}"}
-    try:
-        key = certificates.private_key(key_pem)
-    except certificates.PemError as error:
-        return {"key_pem": f"the stored key cannot be used with this certificate: {error}"}
-    if certificates.key_matches(cert, key):
-        return {}
-    return {"key_pem" if "key_pem" in sent else "cert_pem":
-            f"the key does not match the client certificate ({cert.subject.rfc4514_string()}): not one key pair"}
-
-
-# Settings every connector of a flow must agree on: held once, on the mirror, so they cannot disagree.
-PER_MIRROR_PROPERTIES = {
-    "replication.policy.class": "set the mirror's `replication_policy` (default, identity, legacy) instead",
-    "replication.policy.separator": "set the mirror's `separator` instead",
-    "topics": "set the mirror's `topics` instead",
-    "topics.exclude": "set the mirror's `topics_exclude` instead",
-    "groups": "set the mirror's `groups` instead",
-    "groups.exclude": "set the mirror's `groups_exclude` instead",
-    "source.cluster.alias": "the mirror's `source` names it",
-    "target.cluster.alias": "the mirror's `target` names it",
-}
-
-# Offset syncs are written by the source connector and read by the checkpoint connector.
-SOURCE_ONLY_PROPERTIES = {"offset-syncs.topic.location", "emit.offset-syncs.enabled", "offset.lag.max",
-                          "replication.policy.internal.topic.separator.enabled"}
+    def update(self, instance: Cluster, validated_data: dict) -> Cluster:
+        return save_cluster(instance, validated_data)
 
 
 class _KnownKeysOnly(serializers.Serializer):
@@ -175,17 +96,7 @@ class ConnectorSpecSerializer(_KnownKeysOnly):
     config = serializers.DictField(required=False)
 
     def validate_config(self, value: Any) -> dict[str, str]:
-        properties = _validate_properties(value)
-        held = sorted(set(properties) & set(PER_MIRROR_PROPERTIES))
-        if held:
-            raise serializers.ValidationError([f"{name}: {PER_MIRROR_PROPERTIES[name]}" for name in held])
-        errors = invalid_properties(properties)
-        if errors:
-            raise serializers.ValidationError([f"{name}: {reason}" for name, reason in errors.items()])
-        refused = refused_client_config(properties, installation_policy())
-        if refused:
-            raise serializers.ValidationError(list(refused.values()))
-        return properties
+        return checked(validation.connector_config, value)
 
 
 class ConnectorsField(serializers.Field):
@@ -208,10 +119,9 @@ class ConnectorsField(serializers.Field):
             serializer = ConnectorSpecSerializer(data=spec)
             if serializer.is_valid():
                 result[kind] = serializer.validated_data
-                misplaced = sorted(set(result[kind].get("config", {})) & SOURCE_ONLY_PROPERTIES)
-                if kind != ConnectorKind.SOURCE and misplaced:
-                    errors[kind] = {"config": [f"{name}: set it on the source connector; the checkpoint connector "
-                                               "follows it (one value per mirror)" for name in misplaced]}
+                misplaced = validation.misplaced_properties(kind, result[kind].get("config", {}))
+                if misplaced:
+                    errors[kind] = {"config": misplaced}
             else:
                 errors[kind] = serializer.errors
         if errors:
@@ -241,78 +151,6 @@ class ClusterAliasField(serializers.SlugRelatedField):
         super().fail(key, **kwargs)
 
 
-_JVM_SIZE = re.compile(r"^[1-9][0-9]*[kmgt]?$", re.IGNORECASE)
-_SPARK_MASTER = re.compile(r"^(local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|(spark|mesos|k8s)://\S+|yarn)$")
-_SPARK_INTEGERS = ("driver_cores", "executor_cores", "total_executor_cores", "num_executors")
-_YARN_QUEUE = re.compile(r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$")
-SPARK_KEYS = ("master", "queue", "driver_memory", "executor_memory", *_SPARK_INTEGERS, "conf")
-
-
-def validate_spark_resources(value: Any) -> dict:
-    """A mirror's `spark`: where its application runs and with what resources (spark-submit options)."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise serializers.ValidationError("expected an object with keys among " + ", ".join(SPARK_KEYS))
-    errors, result = {}, {}
-    for key, item in value.items():
-        if key not in SPARK_KEYS:
-            errors[key] = f"unknown key {key!r}: use {', '.join(SPARK_KEYS)}"
-        elif item is None or item == "":
-            continue  # unset: the default applies
-        elif key == "master":
-            if not isinstance(item, str) or not _SPARK_MASTER.match(item.strip()):
-                errors[key] = "a Spark master URL such as spark://host:7077 or local[2]"
-            else:
-                result[key] = item.strip()
-        elif key == "queue":
-            if not isinstance(item, str) or not _YARN_QUEUE.match(item.strip()):
-                errors[key] = "a YARN queue name such as default or root.mirrors"
-            else:
-                result[key] = item.strip()
-        elif key in ("driver_memory", "executor_memory"):
-            if not isinstance(item, str) or not _JVM_SIZE.match(item.strip()):
-                errors[key] = "a JVM memory size such as 512m or 2g"
-            else:
-                result[key] = item.strip().lower()
-        elif key in _SPARK_INTEGERS:
-            if isinstance(item, bool) or not isinstance(item, int) or item < 1:
-                errors[key] = "a positive integer"
-            else:
-                result[key] = item
-        else:  # conf
-            result[key] = _spark_conf(item, errors)
-    if errors:
-        raise serializers.ValidationError(errors)
-    return result
-
-
-def _spark_conf(value: Any, errors: dict) -> dict[str, str]:
-    from mirrors.services.runtime import RESERVED_SPARK_CONF  # the runtime owns the command line
-
-    if not isinstance(value, dict):
-        errors["conf"] = "expected an object of spark.* property names to values"
-        return {}
-    result = {}
-    for key, item in value.items():
-        if not key.startswith("spark.") or any(ch.isspace() or ch == "=" for ch in key):
-            errors[f"conf.{key}"] = "only spark.* properties, without spaces or '='"
-        elif key in RESERVED_SPARK_CONF:
-            errors[f"conf.{key}"] = "set by the control plane (use `master` for the master)"
-        elif isinstance(item, (dict, list)) or item is None:
-            errors[f"conf.{key}"] = "values must be strings, numbers or booleans"
-        else:
-            result[key] = str(item).lower() if isinstance(item, bool) else str(item)
-    for key, reason in refused_spark_conf(result, installation_policy()).items():
-        errors[f"conf.{key}"] = reason
-    return result
-
-
-def _existing_flows() -> list[Flow]:
-    return [Flow(m.name, m.source.alias, m.target.alias, m.replication_policy, m.separator, m.topics, m.topics_exclude)
-            for m in Mirror.objects.select_related("source", "target")]
-
-
 class MirrorSerializer(serializers.ModelSerializer):
     source = ClusterAliasField()
     target = ClusterAliasField()
@@ -331,45 +169,27 @@ class MirrorSerializer(serializers.ModelSerializer):
         extra_kwargs = {"topics_exclude": {"allow_blank": True}, "groups_exclude": {"allow_blank": True}}
 
     def validate_name(self, value: str) -> str:
-        if self.instance is not None and value != self.instance.name:
-            raise serializers.ValidationError("a mirror cannot be renamed")
-        return value
+        return checked(validation.unchanged_name, self.instance, value)
 
     def _patterns(self, value: str) -> str:
-        try:
-            compile_patterns(value)
-        except PatternError as error:
-            raise serializers.ValidationError(str(error)) from None
-        return value
+        return checked(validation.patterns, value)
 
     validate_topics = validate_topics_exclude = _patterns
     validate_groups = validate_groups_exclude = _patterns
 
     def validate_separator(self, value: str) -> str:
-        if not value or any(ch.isspace() for ch in value):
-            raise serializers.ValidationError("a separator must be non-empty and without spaces")
-        return value
+        return checked(validation.separator, value)
 
     def validate_spark(self, value: Any) -> dict:
-        return validate_spark_resources(value)
+        return checked(validation.spark_resources, value)
 
     def validate(self, attrs: dict) -> dict:
         source = attrs.get("source", getattr(self.instance, "source", None))
         target = attrs.get("target", getattr(self.instance, "target", None))
-        if source is not None and source == target:
-            raise serializers.ValidationError({"target": "source and target must be different clusters"})
+        checked(validation.distinct_clusters, source, target)
         if source is not None and target is not None:
-            reasons = conflicts(self._flow(attrs, source, target), _existing_flows())
-            if reasons:
-                raise serializers.ValidationError({"topics": reasons})
+            checked(validation.no_conflict, validation.mirror_flow(attrs, self.instance, source, target))
         return attrs
-
-    def _flow(self, attrs: dict, source: Cluster, target: Cluster) -> Flow:
-        def value(field: str) -> str:
-            return attrs.get(field, getattr(self.instance, field, None) or Mirror._meta.get_field(field).default)
-
-        return Flow(attrs.get("name", getattr(self.instance, "name", "")), source.alias, target.alias,
-                    value("replication_policy"), value("separator"), value("topics"), value("topics_exclude"))
 
     def create(self, validated_data: dict) -> Mirror:
         connectors = validated_data.pop("connectors", None)
@@ -442,3 +262,19 @@ class ReplicationQuerySerializer(serializers.Serializer):
     source = serializers.CharField(required=False, max_length=255,
                                    help_text="an upstream alias to report hops for even when unknown (-1)")
     timeout = _TimeoutField()
+
+
+class SerializerInputs:
+    """Fields of an imported cluster or mirror read as the API reads them (interchange.apply.Inputs)."""
+
+    def cluster(self, existing: Cluster | None, data: dict[str, Any]) -> dict[str, Any]:
+        return self._read(ClusterSerializer(existing, data=data, partial=existing is not None))
+
+    def mirror(self, existing: Mirror | None, data: dict[str, Any]) -> dict[str, Any]:
+        return self._read(MirrorSerializer(existing, data=data))
+
+    @staticmethod
+    def _read(serializer: serializers.Serializer) -> dict[str, Any]:
+        if not serializer.is_valid():
+            raise Invalid(serializer.errors)
+        return dict(serializer.validated_data)

@@ -1,4 +1,4 @@
-"""Applying an import plan: the API's own validation, one transaction, an event per object.
+"""Applying an import plan: the API's own reading of fields, one transaction, an event per object.
 
 A dry run goes through the same steps and rolls back, so it reports what a real import would do.
 Existing objects: a cluster with the same alias is reused when the file agrees with it, a mirror with
@@ -6,25 +6,39 @@ the same name is never reused; otherwise the import stops with a conflict unless
 which updates them in place. Secrets the file only refers to are left empty (reported in
 `needs_values`) unless `values` supplies them: `{"<alias>": {"password": "...", "ca_pem": "..."}}`.
 With `adopt`, each mirror takes over from the running MM2 the file describes (mirrors/interchange/adopt.py).
+
+The caller passes `inputs`, which reads a cluster's or a mirror's fields exactly as the API does (types,
+lengths, choices, cluster aliases, and the rules of mirrors/services/validation.py), so an import accepts
+and refuses what the API would, with the same messages.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import transaction
-from rest_framework.exceptions import ValidationError
 
-from mirrors.api.serializers import ClusterSerializer, MirrorSerializer
 from mirrors.interchange.adopt import adopt_mirrors
 from mirrors.interchange.plan import SECRET_FIELDS, ClusterPlan, ImportPlan, InvalidContent, MirrorPlan
 from mirrors.models import Cluster, Mirror
 from mirrors.services import events
+from mirrors.services.clusters import save_cluster
+from mirrors.services.mirrors import create_mirror, update_mirror
+from mirrors.services.validation import Invalid
 
 # Stand-ins while validating a cluster whose secret (or address) is still to be supplied.
 _STAND_INS = {"password": "pending", "bootstrap_servers": "pending.invalid:9092"}
 _COMPARED = ("bootstrap_servers", "security_protocol", "sasl_mechanism", "username", "config")
+
+
+class Inputs(Protocol):
+    """Reads a cluster's or a mirror's fields (`existing`: the object they update, None: a new one) into the
+    values to save; raises Invalid mapping each field (nested: connectors) to its messages."""
+
+    def cluster(self, existing: Cluster | None, data: dict[str, Any]) -> dict[str, Any]: ...
+
+    def mirror(self, existing: Mirror | None, data: dict[str, Any]) -> dict[str, Any]: ...
 
 
 class Conflict(InvalidContent):
@@ -53,7 +67,7 @@ class _Rollback(Exception):
     pass
 
 
-def apply_plan(plan: ImportPlan, *, actor: str, dry_run: bool = False, replace: bool = False,
+def apply_plan(plan: ImportPlan, *, inputs: Inputs, actor: str, dry_run: bool = False, replace: bool = False,
                values: dict[str, dict[str, Any]] | None = None, adopt: bool = False) -> ImportResult:
     """Creates (or with `replace`, updates) the plan's clusters and mirrors; all or nothing. With
     `adopt`, a flow without MM2 positions to take over is a NotAdoptable (409)."""
@@ -64,10 +78,10 @@ def apply_plan(plan: ImportPlan, *, actor: str, dry_run: bool = False, replace: 
             conflicts: dict[str, list[str]] = {}
             errors: dict[str, list[str]] = {}
             for cluster in plan.clusters:
-                _apply_cluster(plan, cluster, result, actor, dry_run, replace, errors, conflicts)
+                _apply_cluster(plan, cluster, inputs, result, actor, dry_run, replace, errors, conflicts)
             if not errors and not conflicts:
                 for mirror in plan.mirrors:
-                    _apply_mirror(mirror, result, actor, replace, errors, conflicts)
+                    _apply_mirror(mirror, inputs, result, actor, replace, errors, conflicts)
             if errors:
                 raise InvalidContent(errors)
             if conflicts:
@@ -102,8 +116,8 @@ def _pending(plan: ImportPlan, alias: str) -> set[str]:
     return {n["field"] for n in plan.needs_values if n["cluster"] == alias}
 
 
-def _apply_cluster(plan: ImportPlan, cluster: ClusterPlan, result: ImportResult, actor: str, dry_run: bool,
-                   replace: bool, errors: dict, conflicts: dict) -> None:
+def _apply_cluster(plan: ImportPlan, cluster: ClusterPlan, inputs: Inputs, result: ImportResult, actor: str,
+                   dry_run: bool, replace: bool, errors: dict, conflicts: dict) -> None:
     existing = Cluster.objects.filter(alias=cluster.alias).first()
     pending = _pending(plan, cluster.alias)
     if existing is not None and _agrees(existing, cluster.fields):
@@ -129,13 +143,14 @@ def _apply_cluster(plan: ImportPlan, cluster: ClusterPlan, result: ImportResult,
         return
     data = {"alias": cluster.alias, **cluster.fields}
     stand_ins = {f: v for f, v in _STAND_INS.items() if f in pending and f not in data}
-    serializer = ClusterSerializer(existing, data={**data, **stand_ins}, partial=existing is not None)
-    if not serializer.is_valid():
-        _collect(errors, serializer.errors, cluster.paths, cluster.path)
+    try:
+        fields = inputs.cluster(existing, {**data, **stand_ins})
+    except Invalid as error:
+        _collect(errors, error.errors, cluster.paths, cluster.path)
         return
     for name in stand_ins:
-        serializer.validated_data.pop(name)
-    saved = serializer.save()
+        fields.pop(name)
+    saved = save_cluster(existing, fields)
     (result.updated if existing else result.created)["clusters"].append(saved.alias)
     detail = "replaced from an imported file" if existing else "created from an imported file"
     if pending & set(SECRET_FIELDS):
@@ -151,8 +166,8 @@ def _agrees(existing: Cluster, fields: dict) -> bool:
         getattr(existing, f) == fields[f] for f in SECRET_FIELDS if f in fields)
 
 
-def _apply_mirror(mirror: MirrorPlan, result: ImportResult, actor: str, replace: bool, errors: dict,
-                  conflicts: dict) -> None:
+def _apply_mirror(mirror: MirrorPlan, inputs: Inputs, result: ImportResult, actor: str, replace: bool,
+                  errors: dict, conflicts: dict) -> None:
     existing = Mirror.objects.filter(name=mirror.name).first()
     if existing is not None and not replace:
         conflicts[f"mirrors.{mirror.name}"] = [
@@ -160,11 +175,14 @@ def _apply_mirror(mirror: MirrorPlan, result: ImportResult, actor: str, replace:
         return
     data = {"name": mirror.name, "source": mirror.source, "target": mirror.target, **mirror.fields,
             "connectors": mirror.connectors}
-    serializer = MirrorSerializer(existing, data=data)
-    if not serializer.is_valid():
-        _collect(errors, serializer.errors, mirror.paths, mirror.path)
+    try:
+        fields = inputs.mirror(existing, data)
+    except Invalid as error:
+        _collect(errors, error.errors, mirror.paths, mirror.path)
         return
-    saved = serializer.save()
+    connectors = fields.pop("connectors", None)
+    saved = (update_mirror(existing, connectors=connectors, **fields) if existing
+             else create_mirror(connectors=connectors, **fields))
     (result.updated if existing else result.created)["mirrors"].append(saved.name)
     events.action(actor, "import", mirror=saved.name,
                   detail=f"{'replaced' if existing else 'created'} from an imported file "
@@ -172,7 +190,7 @@ def _apply_mirror(mirror: MirrorPlan, result: ImportResult, actor: str, replace:
 
 
 def _collect(errors: dict, found: Any, paths: dict[str, str], base: str, prefix: str = "") -> None:
-    """Serializer errors keyed by where they are in the file."""
+    """Field errors keyed by where they are in the file."""
     if isinstance(found, dict):
         for key, value in found.items():
             name = f"{prefix}.{key}" if prefix else str(key)
@@ -195,6 +213,3 @@ def _path_of(name: str, paths: dict[str, str], base: str) -> str:
             return f"{paths[head]}.{'.'.join(parts[cut:])}"
     return f"{base}.{name}" if name != "non_field_errors" else base
 
-
-def validation_error(error: InvalidContent) -> ValidationError:
-    return ValidationError(error.errors)

@@ -1,13 +1,24 @@
-"""Cluster connectivity checks."""
+"""Saving clusters and checking their connectivity."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from django.conf import settings
 
 from mirrors.models import Cluster
 from spark_runtime.admin import ClusterError, KafkaAdmin
+
+
+def save_cluster(cluster: Cluster | None, fields: dict[str, Any]) -> Cluster:
+    """A new cluster with `fields` (checked already), or `cluster` with them set."""
+    if cluster is None:
+        return Cluster.objects.create(**fields)
+    for name, value in fields.items():
+        setattr(cluster, name, value)
+    cluster.save()
+    return cluster
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,10 @@ from mirrors.choices import DesiredState
 from mirrors.models import Failover, Mirror
 from mirrors.services import events, lifecycle
 from mirrors.services.conflicts import Flow, conflicts
-from mirrors.services.failover import document, finish, group_filter, group_result, selector
+from mirrors.services.failover import document, finish, group_filter, reverse_selector, selector
 from mirrors.services.failover_kafka import GroupClusters
-from mirrors.services.failover_plan import BACK, Refused, back_rows, commit_plan, complete, loop_reason, reverse_name
+from mirrors.services.failover_plan import BACK, Refused, loop_reason, reverse_name
 from mirrors.services.mirrors import create_mirror
-from spark_runtime.filters import TopicSelector
 
 VERB_OF = {DesiredState.PAUSED: "resume", DesiredState.STOPPED: "resume"}
 
@@ -104,30 +103,7 @@ def _groups_to_return(mirror: Mirror, record: Failover, kafka: GroupClusters) ->
         for topic, _ in kafka.committed(mirror.target, group):
             origin, upstream = policy.topic_source(topic), policy.upstream_topic(topic)
             if (origin == mirror.source.alias and upstream and forward.should_replicate(upstream)) or (
-                    origin is None and _reverse_selector(mirror).should_replicate(topic)):
+                    origin is None and reverse_selector(mirror).should_replicate(topic)):
                 groups.add(group)
                 break
     return sorted(groups)
-
-
-def _reverse_selector(mirror: Mirror) -> TopicSelector:
-    chosen = selector(mirror)
-    return TopicSelector(chosen.topic_filter, chosen.policy, mirror.source.alias)
-
-
-def sync_back(mirror: Mirror, reverse: Mirror, group: str, kafka: GroupClusters) -> dict:
-    """Commit `group`'s offsets on A from those on B once it has no member on either; the group's result."""
-    rows = back_rows(kafka.committed(mirror.target, group), kafka.syncs(mirror), kafka.syncs(reverse),
-                     selector(mirror), _reverse_selector(mirror), mirror.source.alias, mirror.target.alias)
-    for cluster in (mirror.target, mirror.source):
-        idle, why = kafka.activity(cluster, group)
-        if not idle:
-            return group_result(group, BACK, "pending", why, rows)
-    plan = commit_plan(rows, kafka.committed(mirror.source, group),
-                       kafka.partition_counts(mirror.source, sorted({r["to_topic"] for r in rows})))
-    kafka.commit(mirror.source, group, plan)
-    if not complete(rows):
-        notes = "; ".join(r["note"] for r in rows if r["offset"] is None)
-        return group_result(group, BACK, "pending", notes, rows, committed=len(plan))
-    return group_result(group, BACK, "synced", None, rows, committed=len(plan))
-

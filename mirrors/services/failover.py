@@ -24,13 +24,15 @@ from django.utils import timezone
 
 from mirrors.choices import ConnectorKind, ConnectorState, DesiredState
 from mirrors.models import Deployment, Failover, Mirror
-from mirrors.services import events, lifecycle, offsets, status
+from mirrors.services import events, lifecycle, observed, offsets, status
 from mirrors.services.failover_kafka import GroupClusters
 from mirrors.services.failover_plan import (
     BACK,
     FORWARD,
     Refused,
+    back_rows,
     commit_plan,
+    complete,
     failover_refusal,
     forward_rows,
 )
@@ -72,7 +74,7 @@ def failover(mirror: Mirror, actor: str, *, force: bool = False, timeout: float 
     groups = _groups_to_move(mirror, kafka)  # reads A: an unreachable source refuses before anything changes
 
     source = mirror.connectors.get(kind=ConnectorKind.SOURCE)
-    was_live = status.live_status(mirror) is not None
+    was_live = observed.live_status(mirror) is not None
     with transaction.atomic():
         Mirror.objects.select_for_update().get(pk=mirror.pk)
         _check(mirror)  # a concurrent failover got there first
@@ -119,7 +121,7 @@ def _wait_stopped(source, sleep: Callable[[float], None]) -> bool:
     deadline = time.monotonic() + STOP_WAIT_SECONDS
     while time.monotonic() < deadline:
         source.refresh_from_db()
-        live = status.live_status(source.mirror)
+        live = observed.live_status(source.mirror)
         reported = ((live or {}).get("connectors") or {}).get(ConnectorKind.SOURCE) or {}
         if live is None or reported.get("state") == ConnectorState.STOPPED:
             return live is not None
@@ -162,11 +164,32 @@ def group_result(group: str, direction: str, state: str, note: str | None, rows:
             "offsets": rows}
 
 
+def reverse_selector(mirror: Mirror) -> TopicSelector:
+    """The reverse mirror's selection: the same topics, named after the source as the remote cluster."""
+    chosen = selector(mirror)
+    return TopicSelector(chosen.topic_filter, chosen.policy, mirror.source.alias)
+
+
+def sync_back(mirror: Mirror, reverse: Mirror, group: str, kafka: GroupClusters) -> dict:
+    """Commit `group`'s offsets on A from those on B once it has no member on either; the group's result."""
+    rows = back_rows(kafka.committed(mirror.target, group), kafka.syncs(mirror), kafka.syncs(reverse),
+                     selector(mirror), reverse_selector(mirror), mirror.source.alias, mirror.target.alias)
+    for cluster in (mirror.target, mirror.source):
+        idle, why = kafka.activity(cluster, group)
+        if not idle:
+            return group_result(group, BACK, "pending", why, rows)
+    plan = commit_plan(rows, kafka.committed(mirror.source, group),
+                       kafka.partition_counts(mirror.source, sorted({r["to_topic"] for r in rows})))
+    kafka.commit(mirror.source, group, plan)
+    if not complete(rows):
+        notes = "; ".join(r["note"] for r in rows if r["offset"] is None)
+        return group_result(group, BACK, "pending", notes, rows, committed=len(plan))
+    return group_result(group, BACK, "synced", None, rows, committed=len(plan))
+
+
 def finish(record: Failover, kafka: GroupClusters | None = None, actor: str = "") -> list[dict]:
     """Try every pending group of `record` once; returns the groups finished now. A cluster that cannot
     be read leaves the group pending with the reason."""
-    from mirrors.services.failback import sync_back  # failback builds on this module
-
     kafka = kafka or GroupClusters()
     mirror = record.mirror
     reverse = Mirror.objects.filter(name=record.reverse_mirror).first() if record.reverse_mirror else None

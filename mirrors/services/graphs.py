@@ -26,12 +26,11 @@ from dataclasses import dataclass
 
 from mirrors.choices import ApplicationState, ConnectorKind, DesiredState, ReplicationPolicy
 from mirrors.models import Connector, Deployment, MetricHour, MetricMinute, Mirror
-from mirrors.services import rollup
-from mirrors.services import status as mirror_status
-from mirrors.services.metrics import _heartbeats_off
+from mirrors.services import observed, rollup
 from mirrors.services.redis_client import get_redis
 from spark_runtime import series
 from spark_runtime.channel import FAILED
+from spark_runtime.policy import heartbeats_off
 from spark_runtime.samples import SAMPLE_SECONDS
 
 DAY = 24 * 3600
@@ -64,7 +63,7 @@ def mirror_graphs(mirror: Mirror, range_key: str, topic: str | None = None, now:
     resolution = RESOLUTIONS[range_key]
     client = get_redis()
     frames = _READERS[resolution](client, mirror.name, since, until)
-    why = _Why(mirror, range_key, topic, mirror_status.live_status(mirror))
+    why = _Why(mirror, range_key, topic, observed.live_status(mirror))
     lag, throughput = frames["lag"], frames["throughput"]
     known = why.check_topic(lag, throughput)
     target = mirror.target.alias
@@ -299,7 +298,7 @@ class _Why:
     def _switched_off(self, key: str) -> str | None:
         if key == "heartbeat":
             heartbeat = self.connectors.get(ConnectorKind.HEARTBEAT)
-            off = _heartbeats_off(self.mirror, heartbeat)
+            off = heartbeats_off(self.mirror.replication_policy, heartbeat.config if heartbeat else {})
             if off:
                 return _sentence(f"no heartbeat latency: {off}")
             return self._connector_down(ConnectorKind.HEARTBEAT, "no heartbeats are emitted")

@@ -7,11 +7,12 @@ import time
 
 import redis
 
-from mirrors.choices import ConnectorKind, DesiredState, ReplicationPolicy
+from mirrors.choices import ConnectorKind, DesiredState
 from mirrors.models import Connector, Deployment, Mirror
 from mirrors.services import observed
 from mirrors.services.redis_client import get_redis
 from spark_runtime import channel, series
+from spark_runtime.policy import heartbeats_off
 
 log = logging.getLogger(__name__)
 
@@ -50,24 +51,13 @@ def unhealthy_after_seconds(heartbeat: Connector | None) -> float:
     return value if value > 0 else DEFAULT_UNHEALTHY_AFTER_SECONDS
 
 
-def _heartbeats_off(mirror: Mirror, heartbeat: Connector | None) -> str | None:
-    if mirror.replication_policy == ReplicationPolicy.LEGACY:
-        return "heartbeats are off with the legacy replication policy (MM1 emulation)"
-    enabled = str((heartbeat.config if heartbeat else {}).get("emit.heartbeats.enabled", "true")).strip().lower()
-    if enabled == "false":
-        return "heartbeats are off (emit.heartbeats.enabled=false on the heartbeat connector)"
-    return None
-
-
 def link_health(mirror: Mirror, now: float | None = None, live: dict | object | None = _READ) -> dict:
     """Is the heartbeat link source -> target alive: the newest heartbeat arrival against the limit.
 
     `live`: the application's live status if the caller already has it (None: there is none).
     """
     if live is _READ:
-        from mirrors.services.status import live_status  # status shows link health: import here, not on load
-
-        live = live_status(mirror)
+        live = observed.live_status(mirror)
     now = time.time() if now is None else now
     connectors = {c.kind: c for c in mirror.connectors.all()}
     point, redis_error = None, None
@@ -90,7 +80,7 @@ def link_health_from(mirror: Mirror, connectors: dict[str, Connector], point: di
     limit = unhealthy_after_seconds(heartbeat)
     result = {"state": UNKNOWN, "reason": "", "last_heartbeat_at": None, "latency_ms": None,
               "unhealthy_after_seconds": limit}
-    off = _heartbeats_off(mirror, heartbeat)
+    off = heartbeats_off(mirror.replication_policy, heartbeat.config if heartbeat else {})
     if off:
         return result | {"reason": off}
     if redis_error:

@@ -6,10 +6,17 @@ read it between passes, so a status never shows progress from a connector it cal
 
 from __future__ import annotations
 
+import logging
 from typing import NamedTuple
 
+import redis
+
 from mirrors.choices import ApplicationState, ConnectorState, DesiredState
-from mirrors.models import Connector
+from mirrors.models import Connector, Mirror
+from mirrors.services.redis_client import get_redis
+from spark_runtime import channel
+
+log = logging.getLogger(__name__)
 
 # An application in one of these states is not running: what it last reported is no longer true.
 NOT_ALIVE = (ApplicationState.BACKOFF, ApplicationState.FAILED, ApplicationState.NOT_RUNNING)
@@ -19,6 +26,18 @@ class Observed(NamedTuple):
     state: str
     error: str
     tasks: list
+
+
+def live_status(mirror: Mirror) -> dict | None:
+    """What the running application last published, if it runs the current configuration."""
+    try:
+        status = channel.read_status(get_redis(), mirror.name)
+    except redis.RedisError as error:
+        log.warning("no live status for %s: %s", mirror.name, error)
+        return None
+    if not status or status.get("generation") != mirror.generation:
+        return None
+    return status
 
 
 def trusted_live(live: dict | None, generation: int, application_state: str | None) -> dict | None:

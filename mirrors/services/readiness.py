@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from mirrors.choices import ConnectorKind
 from mirrors.models import Mirror
-from mirrors.services import metrics, offsets, status
+from mirrors.services import metrics, observed, offsets, status
 from spark_runtime.admin import ClusterError, KafkaAdmin
 from spark_runtime.groups import ConsumerGroups, Offsets
 
@@ -37,7 +37,7 @@ def readiness(mirror: Mirror, idle_seconds: float = 30.0, timeout: float | None 
     now = time.time() if now is None else now
     points = metrics.read_series(mirror.name, "lag", since=now - max(idle_seconds, MIN_LOOKBACK_SECONDS) - 10)
     newest = points[-1] if points and now - points[-1]["at"] <= FRESH_SECONDS else None
-    live = status.live_status(mirror)
+    live = observed.live_status(mirror)
     policy = offsets.mirror_policy(mirror)
     source, target = mirror.source.alias, mirror.target.alias
 

@@ -4,7 +4,7 @@ Desired state comes from the database, observed state from the mirror's engine (
 process table, or a YARN ResourceManager: see mirrors.engines) and from the status each
 application publishes to Redis. A pass writes rows only when something changed.
 
-Passes normally run one at a time (the reconcile lock in mirrors.tasks), but the lock expires, so
+Passes normally run one at a time (the reconcile lock in supervision.py), but the lock expires, so
 two passes on two workers can overlap. What then keeps one application per mirror:
 - a submission happens only under the mirror's submission lease in Redis (SET NX with a time-out
   longer than a submission), and the pass that holds it looks the mirror's applications up in the

@@ -5,12 +5,8 @@ from __future__ import annotations
 import logging
 import time
 
-import redis
-
 from mirrors.models import Connector, Deployment, Mirror
 from mirrors.services import metrics, observed
-from mirrors.services.redis_client import get_redis
-from spark_runtime import channel
 
 log = logging.getLogger(__name__)
 
@@ -39,19 +35,8 @@ def connector_now(connector: Connector) -> observed.Observed:
 
 
 def _trusted_live(mirror: Mirror, deployment: Deployment | None) -> dict | None:
-    return observed.trusted_live(live_status(mirror), mirror.generation, deployment.state if deployment else None)
-
-
-def live_status(mirror: Mirror) -> dict | None:
-    """What the running application last published, if it runs the current configuration."""
-    try:
-        status = channel.read_status(get_redis(), mirror.name)
-    except redis.RedisError as error:
-        log.warning("no live status for %s: %s", mirror.name, error)
-        return None
-    if not status or status.get("generation") != mirror.generation:
-        return None
-    return status
+    state = deployment.state if deployment else None
+    return observed.trusted_live(observed.live_status(mirror), mirror.generation, state)
 
 
 def _connector(connector: Connector, live: dict | None) -> dict:

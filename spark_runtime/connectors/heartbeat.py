@@ -18,6 +18,7 @@ from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.base import Connector
 from spark_runtime.formats import Heartbeat
 from spark_runtime.heartbeat_monitor import HeartbeatMonitor
+from spark_runtime.policy import heartbeats_off
 
 
 class HeartbeatConnector(Connector):
@@ -42,11 +43,7 @@ class HeartbeatConnector(Connector):
 
     @property
     def off_reason(self) -> str | None:
-        if self.config.legacy:
-            return "heartbeats are off with the legacy replication policy (MM1 emulation)"
-        if not self.settings.get_bool("emit.heartbeats.enabled", True):
-            return "emit.heartbeats.enabled=false"
-        return None
+        return heartbeats_off(self.config.replication_policy, self.settings.config)
 
     def _start(self) -> None:
         if self.off_reason:

@@ -10,7 +10,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from controlplane import prometheus
 from mirrors.models import Connector, Deployment, Mirror
-from mirrors.services import metrics, status
+from mirrors.services import metrics, observed, status
 from tests.api.prometheus_data import make_mirror, publish_running, samples, value
 from tests.fakes import DownRedis
 
@@ -98,7 +98,7 @@ def test_stale_generation_status_is_ignored(fake_redis, mirror):
 
 
 def test_metrics_render_when_redis_is_down(mirror, monkeypatch):
-    for module in (metrics, status):
+    for module in (metrics, observed):
         monkeypatch.setattr(module, "get_redis", lambda: DownRedis())
     response = Client().get("/metrics")
     assert response.status_code == 200

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from mirrors.engines import local as local_engine
 from mirrors.models import Cluster, Connector, Deployment
-from mirrors.services import metrics, runtime
+from mirrors.services import metrics, observed, runtime
 from mirrors.services import status as status_module
 from mirrors.services.mirrors import create_mirror, update_mirror
 from mirrors.services.reconcile import Reconciler, backoff_seconds
@@ -91,7 +91,7 @@ def test_observed_state_comes_from_the_application(world):
 @pytest.fixture
 def status_reads(world, monkeypatch):
     """The status document reads the world's Redis."""
-    for module in (status_module, metrics):
+    for module in (observed, metrics):
         monkeypatch.setattr(module, "get_redis", lambda: world[1])
 
 

@@ -17,7 +17,7 @@ from confluent_kafka import Consumer
 
 from mirrors.models import Cluster, Connector, Mirror
 from mirrors.services.mirrors import create_mirror
-from tests.api.test_import_export_api import migration_example
+from tests.api.importing import migration_example
 from tests.integration import kafka_tools
 from tests.integration.browser import log_in, screenshot, unnamed_controls
 from tests.integration.test_connector_verbs import Traffic, copied

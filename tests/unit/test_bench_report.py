@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench import report
+from bench import report, report_markdown
 
 
 def _run(candidate: str, tasks: int, repetition: int, rate: float, error: str | None = None,
@@ -118,7 +118,7 @@ def _report(complete: bool = True) -> dict:
 
 
 def test_markdown_tables():
-    text = report.render_markdown(_report())
+    text = report_markdown.render_markdown(_report())
     assert text.startswith("# Benchmark: Mirrorplane vs Apache MirrorMaker 2 vs the raw limit\n")
     assert "Main dataset: 2,000,000 records of 1024 B with 16-byte keys" in text
     assert ("Load average (1 min) at the start 0.5 and at the end 19.7 (at the end it includes the benchmark's own "
@@ -147,7 +147,7 @@ def test_markdown_tables():
     assert "| backfill Mirrorplane >= 1.2x MM2 at tasks.max 2 | 1.20x | yes |" in text
     assert "## Failed runs\n\n- r4-mirrorplane-t2-1024B: timed out" in text
     assert "Incomplete" not in text
-    assert "Incomplete: the benchmark was interrupted" in report.render_markdown(_report(complete=False))
+    assert "Incomplete: the benchmark was interrupted" in report_markdown.render_markdown(_report(complete=False))
 
 
 def test_markdown_without_latency_or_ratios():
@@ -155,12 +155,12 @@ def test_markdown_without_latency_or_ratios():
                 "dataset_mb": 0.0, "datasets": [{"name": "1B", "records": 10, "record_bytes": 1,
                                                  "compression": "none"}]}
     data = report.build({}, settings, [_run("raw", 2, 1, 5.0, dataset="1B")], [], complete=True)
-    text = report.render_markdown(data)
+    text = report_markdown.render_markdown(data)
     assert "| raw Java copy | 2 | 2 | 8 | 0.0 | 5 |" in text
     assert "Latency" not in text and "Mirrorplane / MirrorMaker 2" not in text
     assert "Failed runs" not in text
     settings |= {"dataset_errors": {"100B": "RuntimeError: no room"}, "upper_bounds_error": "MavenError: offline"}
-    text = report.render_markdown(report.build({}, settings, [], [], complete=True))
+    text = report_markdown.render_markdown(report.build({}, settings, [], [], complete=True))
     assert "## Failed runs\n\n- dataset 100B: RuntimeError: no room\n- upper bounds: MavenError: offline\n" in text
 
 
@@ -174,7 +174,7 @@ def test_scale_goal_and_table():
     goals = {g["goal"]: g for g in report.goals({}, {}, SCALE)}
     assert goals["1,000 partitions all replicating within 60 s"] | {} == {
         "goal": "1,000 partitions all replicating within 60 s", "measured": 21.7, "unit": "s", "met": True}
-    text = report.render_markdown(report.build({}, SETTINGS, RUNS, LATENCY, complete=True, scale=SCALE))
+    text = report_markdown.render_markdown(report.build({}, SETTINGS, RUNS, LATENCY, complete=True, scale=SCALE))
     assert "## Scale: one mirror of 100 topics x 10 partitions (1,000 partitions, 10 records each)" in text
     assert "| 9.5 | 14.2 | 21.7 | 1,000 | 1,234 | 40.0 |  |" in text
     assert "| 1,000 partitions all replicating within 60 s | 21.7 s | yes |" in text
@@ -201,4 +201,4 @@ def test_scale_summary_of_partition_arrivals():
 @pytest.mark.parametrize("values,text", [(None, "n/a"), ({"median": 2.0, "min": 2.0, "max": 2.0}, "2.00x"),
                                          ({"median": 1.5, "min": 1.0, "max": 2.0}, "1.50x (1.00-2.00)")])
 def test_ratio_cells(values, text):
-    assert report._ratio(values) == text
+    assert report_markdown._ratio(values) == text

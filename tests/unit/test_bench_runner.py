@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from bench.backfill import cost_figures, plan, run_spec, throughput_figures
 from bench.datasets import Dataset
-from bench.runner import best_tasks, cost_figures, derived_max_rate, plan, run_spec, throughput_figures
+from bench.runner import best_tasks, derived_max_rate
 
 MAIN = Dataset("1024B", 1000, 1024, "none", 3, (2, 4), main=True)
 LZ4 = Dataset("1024B-lz4", 500, 1024, "lz4", 1, (2,))

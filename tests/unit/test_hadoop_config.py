@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from controlplane.infra import hadoop
-from controlplane.infra.hadoop import HadoopCluster, new_hadoop_cluster, site_xml
+from controlplane.infra import hadoop_release
+from controlplane.infra.hadoop import HadoopCluster, new_hadoop_cluster
+from controlplane.infra.hadoop_config import site_xml
 from controlplane.infra.spark import pyspark_home
 
 
@@ -30,10 +31,10 @@ def test_site_xml_round_trips_values_that_need_escaping():
 
 
 def test_hadoop_version_is_that_of_pysparks_client_jars():
-    version = hadoop.hadoop_version()
+    version = hadoop_release.hadoop_version()
     assert (pyspark_home() / "jars" / f"hadoop-client-api-{version}.jar").exists()
     assert re.fullmatch(r"3\.\d+\.\d+", version)
-    assert f"org.apache.hadoop:hadoop-hdfs:{version}" in hadoop.daemon_artifacts(version)
+    assert f"org.apache.hadoop:hadoop-hdfs:{version}" in hadoop_release.daemon_artifacts(version)
 
 
 def test_every_daemon_has_its_own_loopback_port(cluster):

@@ -25,12 +25,12 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from controlplane.infra import processes
-from controlplane.infra.hadoop import LOOPBACK_SPARK_CONF
+from controlplane.infra.hadoop_config import LOOPBACK_SPARK_CONF
 from controlplane.infra.stack import Devstack
 from mirrors.models import Mirror
 from mirrors.services import demo, runtime
 from mirrors.services.demo import MIRROR
-from mirrors.services.status import live_status
+from mirrors.services.observed import live_status
 
 ROOT = Path(settings.BASE_DIR)
 DEMO_GROUP = "billing"
