@@ -14,6 +14,7 @@ import signal
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import redis
 
@@ -32,6 +33,8 @@ from spark_runtime.session import DeferredSession
 log = logging.getLogger("mirrorplane.app")
 
 LOOP_SECONDS = 0.5
+# Writes local checkpoint files without the processes Hadoop's local file system forks (see its class).
+LOCAL_CHECKPOINT_FILES = "io.mirrorplane.spark.LocalCheckpointFiles"
 # Kafka client options that carry secrets; Spark redacts matching data source options in its UI.
 REDACTED_OPTIONS = r"(?i)url|password|jaas|ssl\.key|keystore|truststore\.certificates|secret|token"
 
@@ -157,6 +160,12 @@ def refused_application(config: MirrorConfig, redis_client: Any, found: list[str
     return MirrorApplication(config, RefusedSession(), redis_client, connectors)
 
 
+def is_local_path(location: str) -> bool:
+    """A checkpoint location on this host's disk: a plain path or a `file:` URI."""
+    scheme = urlsplit(location).scheme
+    return scheme in ("", "file")
+
+
 def build(config_path: str) -> MirrorApplication:
     """Wire the real Spark session, Kafka admins and Redis client for one mirror."""
     from pyspark.sql import SparkSession
@@ -167,14 +176,16 @@ def build(config_path: str) -> MirrorApplication:
         return refused_application(config, redis.Redis.from_url(config.redis_url), found)
 
     def create_session() -> Any:
-        session = (
+        builder = (
             SparkSession.builder.appName(f"mirrorplane-{config.name}")
             .config("spark.sql.redaction.options.regex", REDACTED_OPTIONS)
             .config("spark.sql.shuffle.partitions", "1")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.streaming.minBatchesToRetain", "20")
-            .getOrCreate()
         )
+        if is_local_path(config.checkpoint_location):  # HDFS keeps Spark's own (FileContext's atomic rename)
+            builder = builder.config("spark.sql.streaming.checkpointFileManagerClass", LOCAL_CHECKPOINT_FILES)
+        session = builder.getOrCreate()
         session.sparkContext.setLogLevel("WARN")
         return session
 

@@ -48,22 +48,23 @@ def start(frame: Any, name: str, checkpoint: str, batch_function: Any) -> Any:
 
 def drain(batch_function: Any) -> Drained:
     """What the function's batches did since the last call, in one call into the JVM."""
-    return parse(list(batch_function.drain()))
+    return parse(str(batch_function.drain()).split("\n"))
 
 
 def parse(lines: list[str]) -> Drained:
     drained = Drained()
     for line in lines:
-        kind, *rest = line.split("\t", 1)
+        kind, _, rest = line.partition("\t")
         if kind == "B":
-            head, *progress = line.split("\n")
-            _, batch_id, seconds = head.split("\t")
-            drained.batches.append(BatchReport(int(batch_id), float(seconds), progress))
+            batch_id, seconds = rest.split("\t")
+            drained.batches.append(BatchReport(int(batch_id), float(seconds), []))
+        elif kind == "P" and drained.batches:
+            drained.batches[-1].progress.append(line)
         elif kind == "G":
-            topic, partitions = rest[0].rsplit("\t", 1)
+            topic, partitions = rest.rsplit("\t", 1)
             drained.grow[topic] = int(partitions)
         elif kind == "W":
-            drained.syncs_written = int(rest[0])
+            drained.syncs_written = int(rest)
     return drained
 
 

@@ -39,7 +39,8 @@ def start(spark: Any, frame: Any, name: str, checkpoint: str, producer: Any, rem
 
 def progress(spark: Any) -> list[str]:
     """What this JVM's real-time tasks copied, per partition ("P" lines, see RealTimeMirrorWriter)."""
-    return list(_writer_class(spark.sparkContext._jvm).progress())
+    text = str(_writer_class(spark.sparkContext._jvm).progress())
+    return text.split("\n") if text else []
 
 
 def syncs_written(spark: Any) -> int:

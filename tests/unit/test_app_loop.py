@@ -276,3 +276,11 @@ def test_a_configuration_the_override_policy_refuses_fails_every_connector_witho
                     "connectors.source.config: consumer.interceptor.classes"):
             assert key in status["error"]
     app.spark.stop()
+
+
+def test_local_checkpoints_are_told_from_cluster_ones():
+    from spark_runtime.app import is_local_path
+
+    assert is_local_path("/var/lib/mirrorplane/checkpoints") and is_local_path("file:///tmp/checkpoints")
+    assert is_local_path("var/checkpoints")
+    assert not is_local_path("hdfs://namenode:9000/mirrorplane/checkpoints")

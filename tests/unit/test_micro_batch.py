@@ -5,7 +5,7 @@ from spark_runtime.micro_batch import BatchReport, parse
 
 def test_batches_their_progress_growth_requests_and_syncs_written_are_read():
     drained = parse([
-        "B\t7\t0.25\nP\torders\t0\t0\t9\t9\t10\t100\nP\torders\t1\t5\t5\t5\t1\t10",
+        "B\t7\t0.25", "P\torders\t0\t0\t9\t9\t10\t100", "P\torders\t1\t5\t5\t5\t1\t10",
         "B\t8\t0.125",
         "G\torders\t4",
         "W\t12",

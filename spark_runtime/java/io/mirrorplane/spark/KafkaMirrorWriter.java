@@ -17,7 +17,6 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.spark.api.java.JavaRDD;
-import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -76,10 +75,7 @@ public final class KafkaMirrorWriter {
         if (slices.isEmpty()) {
             return Collections.emptyList();
         }
-        JavaSparkContext context = JavaSparkContext.fromSparkContext(batch.sparkSession().sparkContext());
-        return context.parallelize(slices, slices.size())
-            .mapPartitions(it -> copy(it, config, topics, maxOffsetLag, state))
-            .collect();
+        return SliceJob.run(batch.sparkSession().sparkContext(), slices, config, topics, maxOffsetLag, state);
     }
 
     /** One task: its slice of the batch, read and sent as records come. */

@@ -30,7 +30,7 @@ import org.apache.spark.sql.kafka010.KafkaBatchInputPartition;
  * acknowledged; each partition's rule state is carried to the next batch here.
  *
  * <p>The Python driver reads what happened from {@link #drain()} on its own schedule: per batch a
- * "B" line (batch id, seconds) followed by the batch's "P" lines, and a "G" line (topic, partitions)
+ * "B" line (batch id, seconds) followed by the batch's "P" lines, a "G" line (topic, partitions)
  * per source topic that has more partitions than its remote topic is known to have, and "W" with
  * the offset syncs written so far. A batch that
  * reads such a partition waits until the driver reports the remote partitions created ({@link
@@ -198,15 +198,18 @@ public final class MicroBatchMirror implements VoidFunction2<Dataset<Row>, Long>
         }
     }
 
-    /** What happened since the last call: "B" lines with their "P" lines, "G" lines, and "W" (syncs written). */
-    public List<String> drain() {
-        List<String> lines = new ArrayList<>();
+    /**
+     * What happened since the last call, one line each: "B" (batch id, seconds) followed by that
+     * batch's "P" lines, then "G" lines, then "W" (syncs written). One string: py4j hands a Java
+     * list to Python as a proxy that costs a call per element, and a failed call to end it.
+     */
+    public String drain() {
+        StringBuilder lines = new StringBuilder();
         for (String report = reports.poll(); report != null; report = reports.poll()) {
-            lines.add(report);
+            lines.append(report).append('\n');
         }
-        wanted.forEach((topic, count) -> lines.add("G\t" + topic + "\t" + count));
-        lines.add("W\t" + syncsWritten.get());
-        return lines;
+        wanted.forEach((topic, count) -> lines.append("G\t").append(topic).append('\t').append(count).append('\n'));
+        return lines.append("W\t").append(syncsWritten.get()).toString();
     }
 
     /** The sync rule state per "topic\tpartition", to carry to the next query. */
