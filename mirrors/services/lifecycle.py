@@ -16,9 +16,9 @@ from django.db import transaction
 
 from mirrors.choices import ApplicationState, ConnectorState, DesiredState
 from mirrors.models import Connector, Deployment, Mirror
-from mirrors.services import events
+from mirrors.services import events, observed
 from mirrors.services.redis_client import get_redis
-from mirrors.services.status import connector_now
+from mirrors.services.status import live_of
 from mirrors.services.supervision import reconcile_soon
 from spark_runtime import channel
 
@@ -55,10 +55,12 @@ def restart(connector: Connector, actor: str, include_tasks: bool = False, only_
     Our tasks share the connector's work (one streaming query, one loop), so a task restart restarts
     the connector; `include_tasks` is therefore implied. A mirror whose application the supervisor
     gave up on (FAILED after max_restarts) is submitted again, with its restart count reset.
+    The live status is read from Redis before the row lock is taken: a slow Redis holds no lock.
     """
+    live = live_of(connector.mirror)
     with transaction.atomic():
         connector = Connector.objects.select_for_update().select_related("mirror").get(pk=connector.pk)
-        now = connector_now(connector)
+        now = observed.current_or_recorded(connector, live)
         failed = now.state == ConnectorState.FAILED or any(t.get("state") == ConnectorState.FAILED for t in now.tasks)
         if only_failed and not failed:
             return VerbResult(False, connector, f"{connector.kind} connector is {now.state}: "

@@ -29,9 +29,12 @@ def describe(mirror: Mirror) -> dict:
 
 def connector_now(connector: Connector) -> observed.Observed:
     """One connector's state, error and tasks as the status document shows them now."""
-    mirror = connector.mirror
-    deployment = Deployment.objects.filter(mirror_name=mirror.name).first()
-    return observed.current_or_recorded(connector, _trusted_live(mirror, deployment))
+    return observed.current_or_recorded(connector, live_of(connector.mirror))
+
+
+def live_of(mirror: Mirror) -> dict | None:
+    """The mirror's live status if its application speaks for the current configuration (reads Redis)."""
+    return _trusted_live(mirror, Deployment.objects.filter(mirror_name=mirror.name).first())
 
 
 def _trusted_live(mirror: Mirror, deployment: Deployment | None) -> dict | None:
