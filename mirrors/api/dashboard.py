@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mirrors.api import schemas
 from mirrors.models import Mirror
 from mirrors.services.overview import overview
 from mirrors.services.readiness import readiness
@@ -21,7 +22,7 @@ MAX_IDLE_SECONDS = 3600
 class OverviewView(APIView):
     """`GET /overview/`: clusters, mirrors with their health, problems and counts (viewer)."""
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: schemas.OverviewSerializer})
     def get(self, request: Request) -> Response:
         return Response(overview())
 
@@ -39,7 +40,8 @@ class ReadinessQuerySerializer(serializers.Serializer):
 class ReadinessView(APIView):
     """`GET /mirrors/{name}/readiness/`: per topic caught up, per group on the target, drained (viewer)."""
 
-    @extend_schema(parameters=[ReadinessQuerySerializer], responses={200: dict, 400: dict, 404: dict, 503: dict})
+    @extend_schema(parameters=[ReadinessQuerySerializer],
+                   responses={200: schemas.ReadinessSerializer, 400: dict, 404: dict, 503: dict})
     def get(self, request: Request, name: str) -> Response:
         mirror = get_object_or_404(Mirror.objects.select_related("source", "target").prefetch_related("connectors"),
                                    name=name)

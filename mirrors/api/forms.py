@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mirrors.api import schemas
 from mirrors.api.serializers import ClusterAliasField, ClusterSerializer, MirrorSerializer
 from mirrors.api.views import ClusterViewSet, MirrorViewSet
 from mirrors.choices import ReplicationPolicy
@@ -65,8 +66,7 @@ class ClusterCheckView(_PostOnly):
     lookup = {"alias": "check"}
 
     @extend_schema(request=ClusterSerializer, responses={
-        200: OpenApiResponse(description="{reachable, brokers, controller, cluster_id, error}, as "
-                                         "POST /clusters/{alias}/check/"),
+        200: OpenApiResponse(schemas.ClusterCheckResultSerializer, description="as POST /clusters/{alias}/check/"),
         400: OpenApiResponse(description="invalid fields, as a create would answer")})
     def post(self, request: Request) -> Response:
         return Response(check_cluster(unsaved_cluster(request.data)).to_dict())
@@ -101,9 +101,8 @@ class MirrorPreviewView(_PostOnly):
     lookup = {"name": "preview"}
 
     @extend_schema(request=PreviewSerializer, responses={
-        200: OpenApiResponse(description='{"source", "target", "matched", "total", "topics": [{"topic", '
-                                         '"remote_topic", "partitions"}], "excluded": [{"topic", "reason"}], '
-                                         f'"limit", "truncated"}}: each list has at most {preview.LIMIT} entries'),
+        200: OpenApiResponse(schemas.PreviewResultSerializer,
+                             description=f"each list has at most {preview.LIMIT} entries"),
         400: OpenApiResponse(description="invalid fields, keyed by field"),
         503: OpenApiResponse(description="the source cluster cannot be reached (the client's reason)")})
     def post(self, request: Request) -> Response:

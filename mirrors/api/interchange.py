@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from mirrors import interchange
+from mirrors.api.schemas import ImportResultSerializer
 from mirrors.api.serializers import SerializerInputs
 from mirrors.interchange import strimzi
 from mirrors.interchange.adopt import NotAdoptable
@@ -92,7 +93,8 @@ class ImportView(APIView):
         request={"application/json": ImportBodySerializer, "application/yaml": OpenApiTypes.STR,
                  "text/plain": OpenApiTypes.STR, "text/x-java-properties": OpenApiTypes.STR},
         parameters=[ImportQuerySerializer],
-        responses={201: OpenApiResponse(description="created"), 200: OpenApiResponse(description="dry run"),
+        responses={201: OpenApiResponse(ImportResultSerializer, description="created"),
+                   200: OpenApiResponse(ImportResultSerializer, description="dry run: what an import would do"),
                    400: OpenApiResponse(description="invalid content, keyed by path in the file"),
                    409: OpenApiResponse(description="clusters or mirrors exist and differ; adopt: no MM2 offsets")},
     )

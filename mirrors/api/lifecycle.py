@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mirrors.api import schemas
 from mirrors.choices import ConnectorKind
 from mirrors.models import Connector, Event, Mirror
 from mirrors.services import lifecycle
@@ -37,7 +38,7 @@ class ConnectorStateView(APIView):
     write_role = "operator"
     verb = ""
 
-    @extend_schema(request=None, responses={202: dict, 404: dict})
+    @extend_schema(request=None, responses={202: schemas.VerbResultSerializer, 404: dict})
     def put(self, request: Request, name: str, kind: str) -> Response:
         return _accepted(lifecycle.change_state(_connector(name, kind), self.verb, actor_of(request.user)))
 
@@ -52,7 +53,10 @@ class ConnectorRestartView(APIView):
 
     write_role = "operator"
 
-    @extend_schema(request=None, parameters=[_RestartQuery], responses={202: dict, 200: dict, 404: dict})
+    @extend_schema(request=None, parameters=[_RestartQuery], responses={
+        202: schemas.VerbResultSerializer,
+        200: OpenApiResponse(schemas.VerbResultSerializer, description="only_failed and nothing failed: no restart"),
+        404: dict})
     def post(self, request: Request, name: str, kind: str) -> Response:
         query = _RestartQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -64,7 +68,7 @@ class TaskRestartView(APIView):
 
     write_role = "operator"
 
-    @extend_schema(request=None, responses={202: dict, 404: dict})
+    @extend_schema(request=None, responses={202: schemas.VerbResultSerializer, 404: dict})
     def post(self, request: Request, name: str, kind: str, task: int) -> Response:
         connector = _connector(name, kind)
         known = {t.get("id") for t in connector_now(connector).tasks}

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mirrors.api import schemas
 from mirrors.api.serializers import (
     ClusterSerializer,
     MirrorSerializer,
@@ -71,12 +72,13 @@ class ClusterViewSet(viewsets.ModelViewSet):
         events.action(actor_of(request.user), "delete", cluster=cluster.alias)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(request=None, responses={200: dict})
+    @extend_schema(request=None, responses={200: schemas.ClusterCheckResultSerializer})
     @action(detail=True, methods=["post"])
     def check(self, request: Request, alias: str | None = None) -> Response:
         return Response(check_cluster(self.get_object()).to_dict())
 
-    @extend_schema(parameters=[ReplicationQuerySerializer], responses={200: dict, 503: dict})
+    @extend_schema(parameters=[ReplicationQuerySerializer],
+                   responses={200: schemas.ReplicationInfoSerializer, 503: dict})
     @action(detail=True, methods=["get"])
     def replication(self, request: Request, alias: str | None = None) -> Response:
         """Clusters replicating into this one and their hop counts, from its heartbeat topics (MM2's MirrorClient)."""
@@ -113,12 +115,12 @@ class MirrorViewSet(viewsets.ModelViewSet):
         delete_mirror(instance)
         events.action(actor_of(self.request.user), "delete", mirror=instance.name)
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: schemas.MirrorStatusSerializer})
     @action(detail=True, methods=["get"])
     def status(self, request: Request, name: str | None = None) -> Response:
         return Response(mirror_status.describe(self.get_object()))
 
-    @extend_schema(parameters=[SeriesQuerySerializer], responses={200: dict, 503: dict})
+    @extend_schema(parameters=[SeriesQuerySerializer], responses={200: schemas.MetricSeriesSerializer, 503: dict})
     @action(detail=True, methods=["get"])
     def metrics(self, request: Request, name: str | None = None) -> Response:
         """Points of one time series (heartbeat, lag, checkpoint), oldest first; default: the last 15 minutes."""
@@ -135,7 +137,8 @@ class MirrorViewSet(viewsets.ModelViewSet):
 
 
 class OffsetTranslateView(APIView):
-    @extend_schema(parameters=[TranslateQuerySerializer], responses={200: dict, 503: dict})
+    @extend_schema(parameters=[TranslateQuerySerializer],
+                   responses={200: schemas.OffsetTranslationSerializer, 503: dict})
     def get(self, request: Request) -> Response:
         """A consumer group's offsets on `target` from the checkpoints of flow source -> target (MM2's
         RemoteClusterUtils.translateOffsets)."""
