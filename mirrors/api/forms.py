@@ -30,9 +30,11 @@ _CLUSTER_FIELDS = ("alias", "bootstrap_servers", "security_protocol", "sasl_mech
 _DETAIL_ACTIONS = {"get": "retrieve", "put": "update", "patch": "partial_update", "delete": "destroy"}
 
 
-class _PostOnly(APIView):
-    """These paths come before the router's: a cluster named `check` or a mirror named `preview` is
-    still read, changed and deleted there (every method but POST goes to its detail view)."""
+class PostBeforeDetail(APIView):
+    """A POST-only helper at a path that is also a detail of the router's (`clusters/check/`, the cluster
+    `check`; `mirrors/preview/`, the mirror `preview`), routed before it: POST is the helper, every other
+    method goes to `detail_view` with `lookup`, so such a cluster or mirror is still read, changed and deleted.
+    """
 
     detail_view: Any = None
     lookup: dict[str, str] = {}
@@ -59,7 +61,7 @@ def unsaved_cluster(data: Any) -> Cluster:
     return cluster
 
 
-class ClusterCheckView(_PostOnly):
+class ClusterCheckView(PostBeforeDetail):
     """`POST /clusters/check/`: connect with the given settings (saved or not) and describe the cluster."""
 
     detail_view = staticmethod(ClusterViewSet.as_view(_DETAIL_ACTIONS))
@@ -94,7 +96,7 @@ class PreviewSerializer(serializers.Serializer):
         return attrs
 
 
-class MirrorPreviewView(_PostOnly):
+class MirrorPreviewView(PostBeforeDetail):
     """`POST /mirrors/preview/`: the source's topics the mirror would replicate, with their remote names."""
 
     detail_view = staticmethod(MirrorViewSet.as_view(_DETAIL_ACTIONS))

@@ -3,8 +3,13 @@ over the router's `mirrors/<name>/` and `clusters/<alias>/`."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
+from django.urls.resolvers import RoutePattern
+
+from mirrors.api.urls import router, urlpatterns, users
 
 API = "api/v1/"
 METHODS = ("get", "post", "put", "patch", "delete")
@@ -96,3 +101,16 @@ def test_the_api_routes_are_unchanged():
 ])
 def test_a_url_resolves_to_its_route(url, name):
     assert resolve(url).url_name == name
+
+
+def _sample(pattern: str) -> str:
+    """A URL of a `path()` pattern, each converter filled with a value it accepts."""
+    return re.sub(r"<(\w+):(\w+)>", lambda m: "0" if m.group(1) == "int" else "x", pattern)
+
+
+def test_only_the_two_helpers_share_a_path_with_the_routers():
+    routers = [p for p in router.urls + users.urls if isinstance(p, URLPattern)]
+    explicit = [p for p in urlpatterns if p not in routers and isinstance(p.pattern, RoutePattern)]
+    shadowed = sorted(p.name for p in explicit if any(r.resolve(_sample(str(p.pattern))) for r in routers))
+    assert shadowed == ["cluster-check-unsaved", "mirror-preview"]
+    assert {p.name for p in urlpatterns[:2]} == set(shadowed), "they come before the routers' routes"
