@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mirrors.api import exceptions as errors
 from mirrors.api import schemas
 from mirrors.models import Mirror
 from mirrors.services.overview import overview
@@ -40,8 +41,8 @@ class ReadinessQuerySerializer(serializers.Serializer):
 class ReadinessView(APIView):
     """`GET /mirrors/{name}/readiness/`: per topic caught up, per group on the target, drained (viewer)."""
 
-    @extend_schema(parameters=[ReadinessQuerySerializer],
-                   responses={200: schemas.ReadinessSerializer, 400: dict, 404: dict, 503: dict})
+    @extend_schema(parameters=[ReadinessQuerySerializer], responses={
+        200: schemas.ReadinessSerializer, 400: errors.INVALID, 404: errors.NOT_FOUND, 503: errors.UNAVAILABLE})
     def get(self, request: Request, name: str) -> Response:
         mirror = get_object_or_404(Mirror.objects.select_related("source", "target").prefetch_related("connectors"),
                                    name=name)

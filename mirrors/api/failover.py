@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mirrors.api import exceptions as errors
 from mirrors.api import schemas
 from mirrors.api.dashboard import MAX_IDLE_SECONDS
 from mirrors.models import Failover, Mirror
@@ -64,7 +65,7 @@ class FailoverView(APIView):
 
     write_role = "operator"
 
-    @extend_schema(responses={200: schemas.FailoverSerializer, 404: dict})
+    @extend_schema(responses={200: schemas.FailoverSerializer, 404: errors.NOT_FOUND})
     def get(self, request: Request, name: str) -> Response:
         record = Failover.objects.filter(mirror=_mirror(name)).first()
         if record is None:
@@ -72,7 +73,8 @@ class FailoverView(APIView):
         return Response(failover.document(record))
 
     @extend_schema(request=FailoverParameters, parameters=[FailoverParameters],
-                   responses={200: schemas.FailoverSerializer, 400: dict, 404: dict, 409: dict, 503: dict})
+                   responses={200: schemas.FailoverSerializer, 400: errors.INVALID, 404: errors.NOT_FOUND,
+                              409: errors.REFUSED, 503: errors.UNAVAILABLE})
     def post(self, request: Request, name: str) -> Response:
         mirror = _mirror(name)
         parameters = _parameters(request)
@@ -84,7 +86,8 @@ class FailbackView(APIView):
 
     write_role = "operator"
 
-    @extend_schema(request=None, responses={200: schemas.FailoverSerializer, 404: dict, 409: dict, 503: dict})
+    @extend_schema(request=None, responses={200: schemas.FailoverSerializer, 404: errors.NOT_FOUND,
+                                            409: errors.REFUSED, 503: errors.UNAVAILABLE})
     def post(self, request: Request, name: str) -> Response:
         mirror = _mirror(name)
         return _run(lambda: failback.failback(mirror, actor_of(request.user)))

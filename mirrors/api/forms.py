@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from mirrors.api import schemas
+from mirrors.api.exceptions import FIELD_ERRORS, DetailSerializer
 from mirrors.api.serializers import ClusterAliasField, ClusterSerializer, MirrorSerializer
 from mirrors.api.views import ClusterViewSet, MirrorViewSet
 from mirrors.choices import ReplicationPolicy
@@ -69,7 +70,7 @@ class ClusterCheckView(PostBeforeDetail):
 
     @extend_schema(request=ClusterSerializer, responses={
         200: OpenApiResponse(schemas.ClusterCheckResultSerializer, description="as POST /clusters/{alias}/check/"),
-        400: OpenApiResponse(description="invalid fields, as a create would answer")})
+        400: OpenApiResponse(FIELD_ERRORS, description="invalid fields, as a create would answer")})
     def post(self, request: Request) -> Response:
         return Response(check_cluster(unsaved_cluster(request.data)).to_dict())
 
@@ -105,8 +106,9 @@ class MirrorPreviewView(PostBeforeDetail):
     @extend_schema(request=PreviewSerializer, responses={
         200: OpenApiResponse(schemas.PreviewResultSerializer,
                              description=f"each list has at most {preview.LIMIT} entries"),
-        400: OpenApiResponse(description="invalid fields, keyed by field"),
-        503: OpenApiResponse(description="the source cluster cannot be reached (the client's reason)")})
+        400: OpenApiResponse(FIELD_ERRORS, description="invalid fields, keyed by field"),
+        503: OpenApiResponse(DetailSerializer,
+                             description="the source cluster cannot be reached (the client's reason)")})
     def post(self, request: Request) -> Response:
         serializer = PreviewSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

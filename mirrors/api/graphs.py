@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mirrors.api import exceptions as errors
 from mirrors.api import schemas
 from mirrors.models import Mirror
 from mirrors.services import graphs
@@ -41,7 +42,8 @@ class GraphsView(APIView):
     """Plotly-ready traces: heartbeat latency, lag (records, seconds), throughput, checkpoints, tasks."""
 
     @extend_schema(
-        parameters=[GraphsQuerySerializer], responses={200: schemas.GraphsSerializer, 400: dict, 404: dict, 503: dict},
+        parameters=[GraphsQuerySerializer],
+        responses={200: schemas.GraphsSerializer, 400: errors.INVALID, 404: errors.NOT_FOUND, 503: errors.UNAVAILABLE},
         description="The graphs of one mirror over `range` (resolution: `raw` for 15m and 1h, `1m` for 24h, `1h` "
                     "for 7d and 30d), at most ~300 points per trace; an empty graph says why in `empty`.")
     def get(self, request: Request, name: str) -> Response:

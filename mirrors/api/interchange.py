@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from mirrors import interchange
+from mirrors.api.exceptions import FIELD_ERRORS, DetailSerializer
 from mirrors.api.schemas import ImportResultSerializer
 from mirrors.api.serializers import SerializerInputs
 from mirrors.interchange import strimzi
@@ -95,8 +96,9 @@ class ImportView(APIView):
         parameters=[ImportQuerySerializer],
         responses={201: OpenApiResponse(ImportResultSerializer, description="created"),
                    200: OpenApiResponse(ImportResultSerializer, description="dry run: what an import would do"),
-                   400: OpenApiResponse(description="invalid content, keyed by path in the file"),
-                   409: OpenApiResponse(description="clusters or mirrors exist and differ; adopt: no MM2 offsets")},
+                   400: OpenApiResponse(FIELD_ERRORS, description="invalid content, keyed by path in the file"),
+                   409: OpenApiResponse(FIELD_ERRORS,
+                                        description="clusters or mirrors exist and differ; adopt: no MM2 offsets")},
     )
     def post(self, request: Request) -> Response:
         query = ImportQuerySerializer(data=request.query_params)
@@ -130,7 +132,7 @@ class ExportView(APIView):
 
     @extend_schema(parameters=[ExportQuerySerializer],
                    responses={(200, "application/yaml"): OpenApiTypes.STR, (200, "text/plain"): OpenApiTypes.STR,
-                              404: OpenApiResponse(description="no such mirror")})
+                              404: OpenApiResponse(DetailSerializer, description="no such mirror")})
     def get(self, request: Request, name: str) -> HttpResponse:
         query = ExportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)

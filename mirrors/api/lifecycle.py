@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mirrors.api import exceptions as errors
 from mirrors.api import schemas
 from mirrors.choices import ConnectorKind
 from mirrors.models import Connector, Event, Mirror
@@ -38,7 +39,7 @@ class ConnectorStateView(APIView):
     write_role = "operator"
     verb = ""
 
-    @extend_schema(request=None, responses={202: schemas.VerbResultSerializer, 404: dict})
+    @extend_schema(request=None, responses={202: schemas.VerbResultSerializer, 404: errors.NOT_FOUND})
     def put(self, request: Request, name: str, kind: str) -> Response:
         return _accepted(lifecycle.change_state(_connector(name, kind), self.verb, actor_of(request.user)))
 
@@ -56,7 +57,7 @@ class ConnectorRestartView(APIView):
     @extend_schema(request=None, parameters=[_RestartQuery], responses={
         202: schemas.VerbResultSerializer,
         200: OpenApiResponse(schemas.VerbResultSerializer, description="only_failed and nothing failed: no restart"),
-        404: dict})
+        404: errors.NOT_FOUND})
     def post(self, request: Request, name: str, kind: str) -> Response:
         query = _RestartQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -68,7 +69,7 @@ class TaskRestartView(APIView):
 
     write_role = "operator"
 
-    @extend_schema(request=None, responses={202: schemas.VerbResultSerializer, 404: dict})
+    @extend_schema(request=None, responses={202: schemas.VerbResultSerializer, 404: errors.NOT_FOUND})
     def post(self, request: Request, name: str, kind: str, task: int) -> Response:
         connector = _connector(name, kind)
         known = {t.get("id") for t in connector_now(connector).tasks}

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mirrors.api import exceptions as errors
 from mirrors.api import schemas
 from mirrors.api.serializers import (
     ClusterSerializer,
@@ -78,7 +79,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
         return Response(check_cluster(self.get_object()).to_dict())
 
     @extend_schema(parameters=[ReplicationQuerySerializer],
-                   responses={200: schemas.ReplicationInfoSerializer, 503: dict})
+                   responses={200: schemas.ReplicationInfoSerializer, 503: errors.UNAVAILABLE})
     @action(detail=True, methods=["get"])
     def replication(self, request: Request, alias: str | None = None) -> Response:
         """Clusters replicating into this one and their hop counts, from its heartbeat topics (MM2's MirrorClient)."""
@@ -120,7 +121,8 @@ class MirrorViewSet(viewsets.ModelViewSet):
     def status(self, request: Request, name: str | None = None) -> Response:
         return Response(mirror_status.describe(self.get_object()))
 
-    @extend_schema(parameters=[SeriesQuerySerializer], responses={200: schemas.MetricSeriesSerializer, 503: dict})
+    @extend_schema(parameters=[SeriesQuerySerializer],
+                   responses={200: schemas.MetricSeriesSerializer, 503: errors.UNAVAILABLE})
     @action(detail=True, methods=["get"])
     def metrics(self, request: Request, name: str | None = None) -> Response:
         """Points of one time series (heartbeat, lag, checkpoint), oldest first; default: the last 15 minutes."""
@@ -138,7 +140,7 @@ class MirrorViewSet(viewsets.ModelViewSet):
 
 class OffsetTranslateView(APIView):
     @extend_schema(parameters=[TranslateQuerySerializer],
-                   responses={200: schemas.OffsetTranslationSerializer, 503: dict})
+                   responses={200: schemas.OffsetTranslationSerializer, 503: errors.UNAVAILABLE})
     def get(self, request: Request) -> Response:
         """A consumer group's offsets on `target` from the checkpoints of flow source -> target (MM2's
         RemoteClusterUtils.translateOffsets)."""

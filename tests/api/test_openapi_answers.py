@@ -1,5 +1,5 @@
-"""Real answers match the shapes the OpenAPI schema gives them: every required field present, none
-undocumented, each of the documented type (nested objects, lists and maps included)."""
+"""Real answers, errors included, match the shapes the OpenAPI schema gives them: every required field
+present, none undocumented, each of the documented type (nested objects, lists and maps included)."""
 
 from __future__ import annotations
 
@@ -77,6 +77,9 @@ def mirror(fake_redis):
     ("get", "/api/v1/mirrors/m/graphs/?range=15m", "/api/v1/mirrors/{name}/graphs/", 200),
     ("put", "/api/v1/mirrors/m/connectors/source/pause/", "/api/v1/mirrors/{name}/connectors/{kind}/pause/", 202),
     ("get", "/api/v1/mirrors/m/readiness/", "/api/v1/mirrors/{name}/readiness/", 200),
+    ("put", "/api/v1/mirrors/nope/connectors/source/pause/", "/api/v1/mirrors/{name}/connectors/{kind}/pause/", 404),
+    ("get", "/api/v1/mirrors/m/graphs/?range=2y", "/api/v1/mirrors/{name}/graphs/", 400),
+    ("post", "/api/v1/mirrors/m/failback/", "/api/v1/mirrors/{name}/failback/", 409),
 ])
 def test_an_answer_matches_its_schema(api, schema, mirror, monkeypatch, method, url, path, code):
     response = getattr(api, method)(url)

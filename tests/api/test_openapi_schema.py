@@ -19,14 +19,14 @@ def _resolve(schema: dict, node: dict) -> dict:
     return node
 
 
-def _json_answers(schema: dict):
+def _json_answers(schema: dict, success: bool = True):
     for path, item in schema["paths"].items():
         for method, operation in item.items():
             if method not in OPERATIONS:
                 continue
             for code, response in operation["responses"].items():
                 body = (response.get("content") or {}).get("application/json")
-                if str(code).startswith("2") and body is not None:
+                if str(code).startswith("2") == success and body is not None:
                     yield f"{method.upper()} {path} {code}", body["schema"]
 
 
@@ -45,6 +45,15 @@ def test_every_2xx_json_answer_has_a_shape(schema):
     answers = dict(_json_answers(schema))
     assert len(answers) > 30 and all(key.split()[1].startswith("/api/v1/") for key in answers)
     assert [key for key, node in answers.items() if not _typed(node)] == []
+
+
+def test_every_error_answer_has_a_shape_too(schema):
+    """{"detail": why}, or each field (or subject) at fault with its messages."""
+    errors = dict(_json_answers(schema, success=False))
+    untyped = [key for key, node in errors.items()
+               if not (_typed(node) or (isinstance(node.get("additionalProperties"), dict)
+                       and node["additionalProperties"].get("type") == "array"))]
+    assert len(errors) > 10 and untyped == []
 
 
 def test_every_2xx_answer_but_a_204_or_a_file_has_a_json_body(schema):
