@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mirrors.models import MetricMinute
+from mirrors.models import Cluster, MetricMinute, Mirror
+from mirrors.services.mirrors import create_mirror
 from spark_runtime import series
 
 T0 = 1_700_000_040  # a minute's start (divisible by 60)
@@ -28,3 +29,10 @@ def record_minutes(fake, start: int, minutes: int, name: str = "m1") -> None:
 
 def stored(name: str = "m1") -> dict[int, dict]:
     return {int(row.minute.timestamp()): row.data for row in MetricMinute.objects.filter(mirror_name=name)}
+
+
+def two_cluster_mirror(name: str = "m1") -> Mirror:
+    """A mirror east -> west, stored only (nothing runs)."""
+    east = Cluster.objects.create(alias="east", bootstrap_servers="east:9092")
+    west = Cluster.objects.create(alias="west", bootstrap_servers="west:9092")
+    return create_mirror(name=name, source=east, target=west)

@@ -18,6 +18,7 @@ from confluent_kafka.admin import AdminClient
 from tests.integration import kafka_tools
 from tests.integration.kafka_tools import Record
 from tests.integration.test_mirror_end_to_end import create_clusters, wait_for_status
+from tests.integration.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -65,17 +66,6 @@ def produce(bootstrap: str, topic: str, items: list[bytes]) -> None:
 
 def topics_on(bootstrap: str) -> set[str]:
     return set(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics)
-
-
-def wait_for(what: str, predicate, timeout: float, pause: float = 1.0):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(pause)
-    raise AssertionError(f"{what}: not within {timeout}s (last: {last})")
 
 
 def test_failover_and_failback_skip_nothing_and_never_loop(api, devstack, control_plane, unique, figures):
@@ -136,15 +126,15 @@ def test_failover_and_failback_skip_nothing_and_never_loop(api, devstack, contro
     assert body["phase"] == "failed_back"
 
     # What was written on west reaches east in the reverse flow's remote topic, byte for byte.
-    wait_for(f"{back_remote} on east", lambda: kafka_tools.end_offsets(east, back_remote).get(0) == WRITTEN_ON_WEST
-             if back_remote in topics_on(east) else False, 240)
+    wait_for(lambda: kafka_tools.end_offsets(east, back_remote).get(0) == WRITTEN_ON_WEST
+             if back_remote in topics_on(east) else False, 240, f"{back_remote} on east", poll=1.0)
     arrived = [r.value for _, r in kafka_tools.read_topic(east, back_remote)[0]]
     assert arrived == written_on_west
     failback_seconds = time.monotonic() - started
 
     # The group's offsets return to east once the reverse mirror has copied far enough (beat task).
-    state = wait_for("group back on east", lambda: (lambda b: b if not b["pending_back"] else None)(
-        api.get(f"/api/v1/mirrors/{name}/failover/").json()), 120)
+    state = wait_for(lambda: (lambda b: b if not b["pending_back"] else None)(
+        api.get(f"/api/v1/mirrors/{name}/failover/").json()), 120, "group back on east", poll=1.0)
     [returned] = [g for g in state["groups"] if g["group"] == group and g["direction"] == "back"]
     assert returned["status"] == "synced", returned
 

@@ -13,7 +13,7 @@ from mirrors.services import rollup
 from mirrors.services.mirrors import create_mirror, delete_mirror
 from spark_runtime import series
 from tests.fakes import DownRedis, FakeRedis
-from tests.metric_history import H0, T0, TASKS_2, lag, record_minutes, stored
+from tests.metric_history import H0, T0, TASKS_2, lag, record_minutes, stored, two_cluster_mirror
 
 
 def test_a_minute_aggregates_every_series():
@@ -60,9 +60,7 @@ def fake() -> FakeRedis:
 
 @pytest.fixture
 def mirror(db):
-    east = Cluster.objects.create(alias="east", bootstrap_servers="east:9092")
-    west = Cluster.objects.create(alias="west", bootstrap_servers="west:9092")
-    return create_mirror(name="m1", source=east, target=west)
+    return two_cluster_mirror()
 
 
 def test_complete_minutes_are_rolled_up_once_and_a_second_run_changes_nothing(fake, mirror):

@@ -16,7 +16,7 @@ from mirrors.models import Cluster, MetricHour, MetricMinute
 from mirrors.services import rollup
 from mirrors.services.mirrors import create_mirror
 from tests.fakes import FakeRedis
-from tests.metric_history import H0, HOUR, lag, record_minutes, stored
+from tests.metric_history import H0, HOUR, lag, record_minutes, stored, two_cluster_mirror
 
 
 @pytest.fixture
@@ -26,9 +26,7 @@ def fake() -> FakeRedis:
 
 @pytest.fixture
 def mirror(db):
-    east = Cluster.objects.create(alias="east", bootstrap_servers="east:9092")
-    west = Cluster.objects.create(alias="west", bootstrap_servers="west:9092")
-    return create_mirror(name="m1", source=east, target=west)
+    return two_cluster_mirror()
 
 
 # -- merging minutes into hours -----------------------------------------------------------
