@@ -66,7 +66,7 @@ def failover(mirror: Mirror, actor: str, *, force: bool = False, timeout: float 
     Raises Refused (nothing changed), ClusterError when A or B cannot be read before the stop, and
     redis.RedisError when the readiness cannot be read.
     """
-    _check(mirror)
+    _check(mirror, status.live_of(mirror))
     drained, summary = False, "forced: not waited for the source to drain"
     if not force:
         drained, summary = _wait_drained(mirror, timeout, idle_seconds, sleep)
@@ -75,9 +75,10 @@ def failover(mirror: Mirror, actor: str, *, force: bool = False, timeout: float 
 
     source = mirror.connectors.get(kind=ConnectorKind.SOURCE)
     was_live = observed.live_status(mirror) is not None
+    live = status.live_of(mirror)  # read before the row lock: Redis is never waited for under it
     with transaction.atomic():
         Mirror.objects.select_for_update().get(pk=mirror.pk)
-        _check(mirror)  # a concurrent failover got there first
+        _check(mirror, live)  # a concurrent failover got there first
         Failover.objects.filter(mirror=mirror).delete()  # an earlier, failed-back cycle
         # The beat task leaves these to this request while it waits for the stop (`after`), unless it dies.
         after = time.time() + STOP_WAIT_SECONDS + 10
@@ -93,11 +94,12 @@ def failover(mirror: Mirror, actor: str, *, force: bool = False, timeout: float 
     return document(record, stopped=stopped)
 
 
-def _check(mirror: Mirror) -> None:
+def _check(mirror: Mirror, live: dict | None) -> None:
+    """Refuses a failover the mirror's state does not allow; `live`: its live status, read beforehand."""
     source = mirror.connectors.get(kind=ConnectorKind.SOURCE)
     deployment = Deployment.objects.filter(mirror_name=mirror.name).first()
     record = Failover.objects.filter(mirror=mirror).first()
-    refusal = failover_refusal(mirror.name, source.desired_state, status.connector_now(source).state,
+    refusal = failover_refusal(mirror.name, source.desired_state, observed.current_or_recorded(source, live).state,
                                deployment.state if deployment else None, record.phase if record else None)
     if refusal:
         raise Refused(refusal)

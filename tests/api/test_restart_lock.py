@@ -1,5 +1,5 @@
-"""A restart reads the application's live status from Redis (which may take seconds when Redis is slow)
-without holding the connector's row lock: other requests on the mirror are not kept waiting."""
+"""A restart and a failover read the application's live status from Redis (which may take seconds when
+Redis is slow) without holding a row lock: other requests on the mirror are not kept waiting."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import pytest
 from django.db import connection
 
 from mirrors.models import Cluster, Connector
-from mirrors.services import lifecycle, observed
+from mirrors.services import failover, lifecycle, observed
 from mirrors.services.mirrors import create_mirror
 from spark_runtime import channel
+from tests.api.test_failover_api import FakeClusters
 from tests.fakes import FakeRedis
 
 # Outside a test transaction, so that `in_atomic_block` tells whether the restart holds its lock.
@@ -56,6 +57,14 @@ def test_only_failed_still_sees_a_failure_the_application_reports(fake, connecto
     fake.set(channel.status_key("m"), channel_status_with_failed_source())
     assert lifecycle.restart(connector, "admin", only_failed=True).accepted
     assert not any(in_lock for _, in_lock in fake.reads)
+
+
+def test_failover_checks_the_live_status_outside_the_row_lock(fake, connector):
+    failover.failover(connector.mirror, "admin", force=True, kafka=FakeClusters(), sleep=lambda _: None)
+    status_reads = [in_lock for key, in_lock in fake.reads if key == channel.status_key("m")]
+    assert status_reads, "the failover reads the live status"
+    assert not any(status_reads), "the live status was read while the mirror's row was locked"
+    assert Connector.objects.get(pk=connector.pk).desired_state == "stopped"
 
 
 def channel_status_with_failed_source() -> str:
