@@ -50,7 +50,7 @@ class Entry:
 
 def read(text: str) -> list[Entry]:
     """The entries of a java.util.Properties file (read by javaproperties), with trimmed values and the
-    line each starts on. A malformed `\\uXXXX` escape is InvalidContent naming its line."""
+    line each starts on. A malformed `\\u` escape (not four hexadecimal digits) is InvalidContent naming its line."""
     entries, line = [], 1
     elements = javaproperties.parse(text.replace("\u00a0", " "))
     while True:
@@ -268,7 +268,8 @@ def render(mirror) -> str:
 
 
 def _line(line: Line) -> str:
-    """A property escaped as java.util.Properties.store writes it (non-ASCII as \\uXXXX); comments as they are."""
+    """A property escaped as java.util.Properties.store writes it (non-ASCII as `\\u` and four hexadecimal
+    digits); comments as they are."""
     if isinstance(line, str):
         return line
     key, value = line
