@@ -164,3 +164,28 @@ def secured_clusters(tmp_path_factory, aliases: tuple[str, ...], **options) -> I
     finally:
         for cluster in clusters:
             cluster.stop()
+
+
+def consume_in_group(bootstrap: str, group: str, topics: list[str], limit: int | None,
+                     idle_seconds: float = 8.0) -> list[tuple]:
+    """(topic, partition, offset, value) of what one member of `group` reads, up to `limit`; commits it."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                         "auto.offset.reset": "earliest"})
+    consumer.subscribe(topics)
+    seen: list[tuple] = []
+    last = time.monotonic()
+    try:
+        while (limit is None or len(seen) < limit) and time.monotonic() - last < idle_seconds:
+            wanted = 500 if limit is None else min(500, limit - len(seen))
+            for message in consumer.consume(wanted, timeout=0.5):
+                if message.error() is None:
+                    seen.append((message.topic(), message.partition(), message.offset(), message.value()))
+                    last = time.monotonic()
+        positions: dict[tuple[str, int], int] = {}
+        for topic, partition, offset, _ in seen:
+            positions[(topic, partition)] = max(positions.get((topic, partition), -1), offset + 1)
+        if positions:
+            consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in positions.items()], asynchronous=False)
+    finally:
+        consumer.close()
+    return seen

@@ -29,26 +29,7 @@ FAST_CHECKPOINTS = {
 
 def consume(bootstrap: str, group: str, topic: str, limit: int | None, idle_seconds: float = 8.0) -> list[tuple]:
     """(partition, offset, value) of the records a member of `group` reads, up to `limit`; commits them."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])
-    seen: list[tuple] = []
-    last_record = time.monotonic()
-    try:
-        while (limit is None or len(seen) < limit) and time.monotonic() - last_record < idle_seconds:
-            wanted = 500 if limit is None else min(500, limit - len(seen))
-            for message in consumer.consume(wanted, timeout=0.5):
-                if message.error() is None:
-                    seen.append((message.partition(), message.offset(), message.value()))
-                    last_record = time.monotonic()
-        if seen:
-            positions: dict[int, int] = {}
-            for partition, offset, _ in seen:
-                positions[partition] = max(positions.get(partition, -1), offset + 1)
-            consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in positions.items()], asynchronous=False)
-    finally:
-        consumer.close()
-    return seen
+    return [(p, o, v) for _, p, o, v in kafka_tools.consume_in_group(bootstrap, group, [topic], limit, idle_seconds)]
 
 
 def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:

@@ -12,7 +12,6 @@ import time
 from collections import Counter
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from tests.integration import kafka_tools
@@ -29,30 +28,6 @@ READ_ON_WEST_BEFORE_FAILBACK = 200
 IDLE_SECONDS = 5
 SOURCE = {"offset.lag.max": "100", "offset.flush.interval.ms": "5000"}
 CHECKPOINT = {"emit.checkpoints.interval.seconds": "1", "refresh.groups.interval.seconds": "1"}
-
-
-def consume(bootstrap: str, group: str, topics: list[str], limit: int | None, idle_seconds: float = 8.0) -> list[tuple]:
-    """(topic, partition, offset, value) of what one member of `group` reads, up to `limit`; commits it."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest"})
-    consumer.subscribe(topics)
-    seen: list[tuple] = []
-    last = time.monotonic()
-    try:
-        while (limit is None or len(seen) < limit) and time.monotonic() - last < idle_seconds:
-            wanted = 500 if limit is None else min(500, limit - len(seen))
-            for message in consumer.consume(wanted, timeout=0.5):
-                if message.error() is None:
-                    seen.append((message.topic(), message.partition(), message.offset(), message.value()))
-                    last = time.monotonic()
-        positions: dict[tuple[str, int], int] = {}
-        for topic, partition, offset, _ in seen:
-            positions[(topic, partition)] = max(positions.get((topic, partition), -1), offset + 1)
-        if positions:
-            consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in positions.items()], asynchronous=False)
-    finally:
-        consumer.close()
-    return seen
 
 
 def values(prefix: str, count: int) -> list[bytes]:
@@ -83,7 +58,7 @@ def test_failover_and_failback_skip_nothing_and_never_loop(api, devstack, contro
     wait_for_status(api, name, lambda s: (s["progress"] or {}).get("records", 0) >= RECORDS, 180)
 
     # The group reads part of the topic on east and commits; then it stops there (consumers first).
-    on_east = consume(east, group, [topic], READ_ON_EAST)
+    on_east = kafka_tools.consume_in_group(east, group, [topic], READ_ON_EAST)
     assert len(on_east) == READ_ON_EAST
 
     started = time.monotonic()
@@ -101,7 +76,7 @@ def test_failover_and_failback_skip_nothing_and_never_loop(api, devstack, contro
     assert row["offset"] <= READ_ON_EAST and row["reprocess"] == READ_ON_EAST - row["offset"]
 
     # The group goes on on west from the translated offset: nothing skipped, the re-read ones counted.
-    on_west_remote = consume(west, group, [remote], None)
+    on_west_remote = kafka_tools.consume_in_group(west, group, [remote], None)
     assert on_west_remote[0][2] == row["offset"], "consumers on west start where the failover said"
     read = Counter(v for *_, v in on_east) + Counter(v for *_, v in on_west_remote)
     skipped_over = [v for v in written_on_east if v not in read]
@@ -113,7 +88,7 @@ def test_failover_and_failback_skip_nothing_and_never_loop(api, devstack, contro
     kafka_tools.create_topic(west, topic, 1)
     written_on_west = values("west", WRITTEN_ON_WEST)
     produce(west, topic, written_on_west)
-    on_west_local = consume(west, group, [topic], READ_ON_WEST_BEFORE_FAILBACK)
+    on_west_local = kafka_tools.consume_in_group(west, group, [topic], READ_ON_WEST_BEFORE_FAILBACK)
     assert len(on_west_local) == READ_ON_WEST_BEFORE_FAILBACK
 
     started = time.monotonic()
@@ -147,7 +122,7 @@ def test_failover_and_failback_skip_nothing_and_never_loop(api, devstack, contro
     assert kafka_tools.end_offsets(east, back_remote) == {0: WRITTEN_ON_WEST}
 
     # The group goes on on east: the rest of what west wrote, nothing of east's own topic skipped.
-    on_east_again = consume(east, group, [topic, back_remote], None)
+    on_east_again = kafka_tools.consume_in_group(east, group, [topic, back_remote], None)
     by_topic = Counter(t for t, *_ in on_east_again)
     read_west = Counter(v for *_, v in on_west_local) + Counter(v for t, *_, v in on_east_again if t == back_remote)
     skipped_back = [v for v in written_on_west if v not in read_west]
