@@ -53,22 +53,35 @@ public final class KafkaMirrorWriter {
     private KafkaMirrorWriter() {
     }
 
-    /** Entry point called by the Python driver from foreachBatch. */
+    /** Writes one micro-batch; its summary lines (see the class). */
     public static List<String> write(Dataset<Row> batch, Map<String, String> producerConfig,
                                      Map<String, String> remoteTopics, int tasks, long maxOffsetLag,
                                      Map<String, String> syncState) {
-        final HashMap<String, String> config = new HashMap<>(producerConfig);
-        final HashMap<String, String> topics = new HashMap<>(remoteTopics);
-        final HashMap<String, String> state = new HashMap<>(syncState);
-        List<KafkaBatchInputPartition> ranges;
+        return write(batch, rangesOf(batch), producerConfig, remoteTopics, tasks, maxOffsetLag, syncState);
+    }
+
+    /** The batch's Kafka ranges, or null (said once in the log) when its plan is not a scan of the Kafka source. */
+    static List<KafkaBatchInputPartition> rangesOf(Dataset<Row> batch) {
         try {
-            ranges = SourceRanges.of(batch);
+            return SourceRanges.of(batch);
         } catch (SourceRanges.UnexpectedPlan unexpected) {
             if (!warnedAboutRows) {
                 warnedAboutRows = true;
                 LOG.warn("writing the micro-batch's rows: its plan is not a scan of Spark's Kafka source ({})",
                     unexpected.getMessage());
             }
+            return null;
+        }
+    }
+
+    /** Writes one micro-batch whose ranges were read with {@link #rangesOf} (null: its rows are written). */
+    static List<String> write(Dataset<Row> batch, List<KafkaBatchInputPartition> ranges,
+                              Map<String, String> producerConfig, Map<String, String> remoteTopics, int tasks,
+                              long maxOffsetLag, Map<String, String> syncState) {
+        final HashMap<String, String> config = new HashMap<>(producerConfig);
+        final HashMap<String, String> topics = new HashMap<>(remoteTopics);
+        final HashMap<String, String> state = new HashMap<>(syncState);
+        if (ranges == null) {
             return writeRows(batch, config, topics, tasks, maxOffsetLag, state);
         }
         List<SourceRanges.Slice> slices = SourceRanges.slices(ranges, tasks);

@@ -80,10 +80,11 @@ public final class MicroBatchMirror implements VoidFunction2<Dataset<Row>, Long>
     @Override
     public void call(Dataset<Row> batch, Long batchId) throws Exception {
         long started = System.nanoTime();
-        awaitRemotePartitions(batch);
+        List<KafkaBatchInputPartition> ranges = KafkaMirrorWriter.rangesOf(batch);
+        awaitRemotePartitions(ranges);
         int slots = Math.max(1, Math.min(tasksMax, batch.sparkSession().sparkContext().defaultParallelism()));
-        List<String> lines = KafkaMirrorWriter.write(batch, producerConfig, remoteTopics, slots, maxOffsetLag,
-            new HashMap<>(states));
+        List<String> lines = KafkaMirrorWriter.write(batch, ranges, producerConfig, remoteTopics, slots, maxOffsetLag,
+            states);
         List<long[]> syncs = new ArrayList<>();
         List<String> syncKeys = new ArrayList<>();
         List<String> progress = new ArrayList<>();
@@ -156,11 +157,8 @@ public final class MicroBatchMirror implements VoidFunction2<Dataset<Row>, Long>
     }
 
     /** Waits until every partition the batch reads has its remote partition (the driver creates them). */
-    private void awaitRemotePartitions(Dataset<Row> batch) throws InterruptedException {
-        List<KafkaBatchInputPartition> ranges;
-        try {
-            ranges = SourceRanges.of(batch);
-        } catch (SourceRanges.UnexpectedPlan unexpected) {
+    private void awaitRemotePartitions(List<KafkaBatchInputPartition> ranges) throws InterruptedException {
+        if (ranges == null) {
             return; // the writer writes the batch's rows; partitions are grown on the driver's schedule
         }
         Map<String, Integer> needed = new HashMap<>();
