@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from spark_runtime.policy import HEARTBEATS_TOPIC
+from mirrorcore.policy import HEARTBEATS_TOPIC
 
 KIND = "KafkaMirrorMaker2"
 DEFAULT_NAMESPACE = "mirrorplane"

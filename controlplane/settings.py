@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from spark_runtime.overrides.policy import OverridePolicy
+from mirrorcore.overrides.policy import OverridePolicy
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 ENV = os.environ

@@ -2,7 +2,7 @@
 
 from django.db import models
 
-from spark_runtime import channel
+from mirrorcore import channel
 
 
 class SecurityProtocol(models.TextChoices):

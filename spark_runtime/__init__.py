@@ -1,4 +1,5 @@
-"""The replication application run by spark-submit, one per mirror, and its pure building blocks.
+"""The replication application run by spark-submit, one per mirror: its connectors, the Spark
+queries and the JVM writer they drive.
 
-Nothing here imports Django: the control plane imports from this package, never the reverse.
+Nothing here imports Django; the MM2 logic it shares with the control plane lives in `mirrorcore`.
 """

@@ -18,15 +18,15 @@ from urllib.parse import urlsplit
 
 import redis
 
-from spark_runtime import channel, series
-from spark_runtime.admin import KafkaAdmin
-from spark_runtime.config import MirrorConfig
+from mirrorcore import channel, series
+from mirrorcore.admin import KafkaAdmin
+from mirrorcore.config import MirrorConfig
+from mirrorcore.overrides import refusal_message
 from spark_runtime.connectors.base import Connector, MisconfiguredConnector
 from spark_runtime.connectors.checkpoint import CheckpointConnector
 from spark_runtime.connectors.heartbeat import HeartbeatConnector
 from spark_runtime.connectors.source import SourceConnector
 from spark_runtime.lag import LagSampler
-from spark_runtime.overrides import refusal_message
 from spark_runtime.samples import Sampler
 from spark_runtime.session import DeferredSession
 

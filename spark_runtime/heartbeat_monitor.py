@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 from confluent_kafka import OFFSET_END
 
-from spark_runtime.connection import ClusterConnection
-from spark_runtime.formats import Heartbeat
+from mirrorcore.connection import ClusterConnection
+from mirrorcore.formats import Heartbeat
 from spark_runtime.topic_reader import PartitionReader
 
 log = logging.getLogger(__name__)

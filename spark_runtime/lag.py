@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, TopicPartition
 
-from spark_runtime.admin import KafkaAdmin
-from spark_runtime.connection import ClusterConnection
+from mirrorcore.admin import KafkaAdmin
+from mirrorcore.connection import ClusterConnection
+from mirrorcore.series import SAMPLE_SECONDS
 
 log = logging.getLogger(__name__)
 
-SAMPLE_SECONDS = 2.0
 MAX_TIMED_PARTITIONS = 100  # partitions whose oldest waiting record is looked up per sample
 LOOKUP_SECONDS = 1.5  # a partition not answered by then has its age left out of this sample (None)
 
@@ -46,7 +46,7 @@ class Positions:
 
 def lag_point(positions: Positions, ends: dict[Partition, int], starts: dict[Partition, int],
               oldest_timestamps_ms: dict[Partition, int], now: float, idle_latency_ms: int | None) -> dict:
-    """One `lag` series point (see spark_runtime/series.py); pure, for tests."""
+    """One `lag` series point (see mirrorcore/series.py); pure, for tests."""
     lagging = []
     total = 0
     worst = 0.0

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import logging
 
-from spark_runtime.admin import KafkaAdmin
-from spark_runtime.config import MirrorConfig
-from spark_runtime.formats import OffsetSync
+from mirrorcore.admin import KafkaAdmin
+from mirrorcore.config import MirrorConfig
+from mirrorcore.formats import OffsetSync
 from spark_runtime.topic_reader import PartitionReader
 
 log = logging.getLogger(__name__)

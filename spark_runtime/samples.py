@@ -1,7 +1,7 @@
 """The `throughput` and `tasks` series: sampled from the connectors' status by the application loop.
 
 Pure: the loop hands over the status it has just published (`{kind: connector status}`) and the
-time, and records what comes back (see spark_runtime/series.py for the point shapes).
+time, and records what comes back (see mirrorcore/series.py for the point shapes).
 
 - Throughput is the change of the source connector's cumulative `metrics.records`/`bytes` over the
   time since the previous sample. Per topic it is how far the topic's last replicated offsets
@@ -20,9 +20,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from spark_runtime.channel import FAILED, RUNNING
-
-SAMPLE_SECONDS = 2.0
+from mirrorcore.channel import FAILED, RUNNING
+from mirrorcore.series import SAMPLE_SECONDS
 
 Partition = tuple[str, int]
 

@@ -7,7 +7,7 @@ import uuid
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Message, TopicPartition
 
-from spark_runtime.connection import ClusterConnection
+from mirrorcore.connection import ClusterConnection
 
 _BATCH = 10_000
 

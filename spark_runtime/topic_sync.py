@@ -13,11 +13,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from spark_runtime.acl_sync import remote_acls
-from spark_runtime.admin import AclsUnavailable, KafkaAdmin
-from spark_runtime.config import ConnectorSettings
-from spark_runtime.filters import DEFAULT_CONFIG_PROPERTIES_EXCLUDE, config_property_filter
-from spark_runtime.policy import ReplicationPolicy
+from mirrorcore.acl_sync import remote_acls
+from mirrorcore.admin import AclsUnavailable, KafkaAdmin
+from mirrorcore.config import ConnectorSettings
+from mirrorcore.filters import DEFAULT_CONFIG_PROPERTIES_EXCLUDE, config_property_filter
+from mirrorcore.policy import ReplicationPolicy
 
 log = logging.getLogger(__name__)
 

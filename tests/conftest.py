@@ -66,7 +66,7 @@ class _Unreachable:
         pass
 
     def __getattr__(self, name: str):
-        from spark_runtime.admin import ClusterError
+        from mirrorcore.admin import ClusterError
 
         def fail(*args, **kwargs):
             raise ClusterError("cluster unreachable (test: Kafka is not running)")

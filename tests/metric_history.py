@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from mirrorcore import series
 from mirrors.models import Cluster, MetricMinute, Mirror
 from mirrors.services.mirrors import create_mirror
-from spark_runtime import series
 
 T0 = 1_700_000_040  # a minute's start (divisible by 60)
 H0 = 1_699_999_200  # an hour's start (divisible by 3600)

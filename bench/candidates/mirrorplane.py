@@ -25,7 +25,7 @@ from typing import Any
 from bench.candidates.base import Candidate, Environment, RunSpec
 from bench.cluster import TARGET
 from controlplane.infra import processes
-from spark_runtime import channel
+from mirrorcore import channel
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = "bench"

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from controlplane.infra import paths, processes
 from controlplane.infra import spark as spark_jars
-from spark_runtime.policy import ReplicationPolicy
+from mirrorcore.policy import ReplicationPolicy
 
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"  # an unusable archive is ignored silently
 TRAINING_RECORDS = 60_000

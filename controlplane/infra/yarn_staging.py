@@ -4,7 +4,7 @@
   archive on the cluster's filesystem, named by its content, uploaded the first time a worker needs
   it and reused by every submission after (`spark.yarn.archive`): nothing of Spark is uploaded per
   mirror.
-- The Python code is a small zip of the `spark_runtime` package (`--py-files`), built once per
+- The Python code is a small zip of the `spark_runtime` and `mirrorcore` packages (`--py-files`), built once per
   source change and shipped with each submission, so a driver runs the code it was submitted with.
 """
 
@@ -20,7 +20,8 @@ from pathlib import Path
 from controlplane.infra import hadoop_fs
 from controlplane.infra.paths import cache_dir
 
-PACKAGE = Path(__file__).resolve().parents[2] / "spark_runtime"
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = (ROOT / "spark_runtime", ROOT / "mirrorcore")
 _staged: set[str] = set()
 _lock = threading.Lock()
 
@@ -68,8 +69,8 @@ def spark_archive(root: str, jars: list[Path], env: Mapping[str, str] | None = N
 
 
 def runtime_code() -> Path:
-    """A zip of the `spark_runtime` package (Python sources only) for `--py-files`."""
-    sources = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
-    members = {str(p.relative_to(PACKAGE.parent)): p for p in sources}
+    """A zip of the `spark_runtime` and `mirrorcore` packages (Python sources only) for `--py-files`."""
+    sources = sorted(p for package in PACKAGES for p in package.rglob("*.py") if "__pycache__" not in p.parts)
+    members = {str(p.relative_to(ROOT)): p for p in sources}
     name = f"mirrorplane-runtime-{_digest(sources, content=True)}.zip"
     return _zip(cache_dir() / "yarn" / name, members, compress=True)

@@ -15,11 +15,11 @@ from django.shortcuts import get_object_or_404
 
 from frontend.views import page, role_required
 from frontend.views.policy import override_policy
+from mirrorcore.filters import DEFAULT_GROUPS, DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS, DEFAULT_TOPICS_EXCLUDE
 from mirrors.choices import ConnectorKind, ReplicationPolicy, SaslMechanism, SecurityProtocol
 from mirrors.models import Cluster, Connector, Mirror
 from mirrors.roles import ADMIN, VIEWER
 from mirrors.services.overview import overview as overview_data
-from spark_runtime.filters import DEFAULT_GROUPS, DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS, DEFAULT_TOPICS_EXCLUDE
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,15 @@ and which environment variable changes that)."""
 
 from __future__ import annotations
 
-from mirrors.services.overrides import installation_policy
-from spark_runtime.overrides.client_config import allowed_properties
-from spark_runtime.overrides.policy import (
+from mirrorcore.overrides.client_config import allowed_properties
+from mirrorcore.overrides.policy import (
     CLIENT_CONFIG_ALLOW_ENV,
     CLIENT_CONFIG_POLICY_ENV,
     SPARK_CONF_ALLOW_ENV,
     SPARK_CONF_POLICY_ENV,
 )
-from spark_runtime.overrides.spark_conf import allowed_keys
+from mirrorcore.overrides.spark_conf import allowed_keys
+from mirrors.services.overrides import installation_policy
 
 
 def override_policy() -> dict[str, dict]:

@@ -10,12 +10,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mirrorcore.admin import ClusterError
 from mirrors.api import exceptions as errors
 from mirrors.api import schemas
 from mirrors.models import Mirror
 from mirrors.services.overview import overview
 from mirrors.services.readiness import readiness
-from spark_runtime.admin import ClusterError
 
 MAX_IDLE_SECONDS = 3600
 

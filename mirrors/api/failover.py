@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mirrorcore.admin import ClusterError
 from mirrors.api import exceptions as errors
 from mirrors.api import schemas
 from mirrors.api.dashboard import MAX_IDLE_SECONDS
@@ -17,7 +18,6 @@ from mirrors.models import Failover, Mirror
 from mirrors.services import failback, failover
 from mirrors.services.events import actor_of
 from mirrors.services.failover_plan import Refused
-from spark_runtime.admin import ClusterError
 
 MAX_TIMEOUT_SECONDS = 600
 

@@ -13,6 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mirrorcore.admin import ClusterError
+from mirrorcore.filters import DEFAULT_TOPICS, DEFAULT_TOPICS_EXCLUDE
 from mirrors.api import schemas
 from mirrors.api.exceptions import FIELD_ERRORS, DetailSerializer
 from mirrors.api.serializers import ClusterAliasField, ClusterSerializer, MirrorSerializer
@@ -21,8 +23,6 @@ from mirrors.choices import ReplicationPolicy
 from mirrors.models import Cluster
 from mirrors.services import preview
 from mirrors.services.clusters import check_cluster
-from spark_runtime.admin import ClusterError
-from spark_runtime.filters import DEFAULT_TOPICS, DEFAULT_TOPICS_EXCLUDE
 
 _CLUSTER_FIELDS = ("alias", "bootstrap_servers", "security_protocol", "sasl_mechanism", "username", "password",
                    "ca_pem", "cert_pem", "key_pem", "config")

@@ -5,6 +5,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from mirrorcore.series import SERIES
 from mirrors.choices import ConnectorKind, DesiredState
 from mirrors.choices import ReplicationPolicy as ReplicationPolicyChoice
 from mirrors.models import Cluster, Connector, Mirror
@@ -12,7 +13,6 @@ from mirrors.services import validation
 from mirrors.services.clusters import save_cluster
 from mirrors.services.mirrors import create_mirror, update_mirror
 from mirrors.services.validation import CLUSTER_SECURITY_FIELDS, Invalid
-from spark_runtime.series import SERIES
 
 
 def checked(check: Callable[..., Any], *args: Any) -> Any:

@@ -9,6 +9,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mirrorcore.admin import ClusterError
+from mirrorcore.policy import ReplicationPolicy
 from mirrors.api import exceptions as errors
 from mirrors.api import schemas
 from mirrors.api.serializers import (
@@ -26,8 +28,6 @@ from mirrors.services import status as mirror_status
 from mirrors.services.clusters import check_cluster
 from mirrors.services.events import actor_of
 from mirrors.services.mirrors import delete_mirror
-from spark_runtime.admin import ClusterError
-from spark_runtime.policy import ReplicationPolicy
 
 DEFAULT_WINDOW_SECONDS = 15 * 60
 

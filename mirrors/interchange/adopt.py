@@ -2,7 +2,7 @@
 
 For each flow the file describes, MM2's committed source offsets are read from Kafka Connect's
 offsets topic (`MirrorPlan.offsets_topic`, on the target unless the file names another Connect
-cluster) and kept on the mirror as its adopted start plan (spark_runtime/adoption.py). A flow
+cluster) and kept on the mirror as its adopted start plan (mirrorcore/adoption.py). A flow
 without any committed offset (no such topic, an empty one, another flow's only, a cluster that
 does not answer) cannot be adopted: the import stops with a conflict and creates nothing.
 Partitions of the mirror's topics without a committed offset start as any mirror without a
@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from mirrorcore import adoption, remote_cluster
+from mirrorcore.admin import ClusterError, KafkaAdmin
+from mirrorcore.filters import NameFilter, TopicSelector
+from mirrorcore.resume import Partition
 from mirrors.interchange.plan import ImportPlan, InvalidContent, MirrorPlan
 from mirrors.models import Cluster, Mirror
 from mirrors.services.offsets import default_timeout, mirror_policy
-from spark_runtime import adoption, remote_cluster
-from spark_runtime.admin import ClusterError, KafkaAdmin
-from spark_runtime.filters import NameFilter, TopicSelector
-from spark_runtime.resume import Partition
 
 FALLBACK = "no committed MM2 offset: starts after its latest offset sync, or at its beginning"
 

@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='mirror',
             name='adopted',
-            field=models.JSONField(blank=True, default=None, help_text='taken over from a running MM2: where each partition starts without a checkpoint (spark_runtime/adoption.py)', null=True),
+            field=models.JSONField(blank=True, default=None, help_text='taken over from a running MM2: where each partition starts without a checkpoint (mirrorcore/adoption.py)', null=True),
         ),
     ]

@@ -1,9 +1,9 @@
 from django.core.validators import RegexValidator
 from django.db import models
 
+from mirrorcore.connection import ClusterConnection
 from mirrors.choices import SaslMechanism, SecurityProtocol
 from mirrors.crypto import EncryptedTextField
-from spark_runtime.connection import ClusterConnection
 
 alias_validator = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,62}$",

@@ -1,9 +1,9 @@
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
+from mirrorcore.filters import DEFAULT_GROUPS, DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS, DEFAULT_TOPICS_EXCLUDE
 from mirrors.choices import ConnectorKind, ConnectorState, DesiredState, ReplicationPolicy
 from mirrors.models.cluster import Cluster
-from spark_runtime.filters import DEFAULT_GROUPS, DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS, DEFAULT_TOPICS_EXCLUDE
 
 name_validator = RegexValidator(
     r"^[a-z0-9][a-z0-9\-]{0,62}$", "use lower-case letters, digits and '-', at most 63 characters"
@@ -33,7 +33,7 @@ class Mirror(models.Model):
                              help_text="spark-submit resources: driver_memory, executor_memory, executor_cores, ...")
     adopted = models.JSONField(null=True, blank=True, default=None, help_text=(
         "taken over from a running MM2: where each partition starts without a checkpoint "
-        "(spark_runtime/adoption.py)"))
+        "(mirrorcore/adoption.py)"))
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

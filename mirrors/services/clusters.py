@@ -7,8 +7,8 @@ from typing import Any
 
 from django.conf import settings
 
+from mirrorcore.admin import ClusterError, KafkaAdmin
 from mirrors.models import Cluster
-from spark_runtime.admin import ClusterError, KafkaAdmin
 
 
 def save_cluster(cluster: Cluster | None, fields: dict[str, Any]) -> Cluster:

@@ -29,12 +29,12 @@ from django.core.management import call_command
 from django.db import transaction
 
 from controlplane.infra.stack import Devstack
+from mirrorcore import channel, series
 from mirrors.choices import DesiredState, SecurityProtocol
 from mirrors.models import Cluster, Connector, Deployment, Mirror
 from mirrors.services import events, runtime
 from mirrors.services.mirrors import create_mirror, delete_mirror
 from mirrors.services.redis_client import get_redis, use_redis
-from spark_runtime import channel, series
 
 CLUSTERS = ("east", "west")
 MIRROR = "east-to-west"

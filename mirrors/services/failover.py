@@ -22,6 +22,8 @@ from collections.abc import Callable
 from django.db import transaction
 from django.utils import timezone
 
+from mirrorcore.admin import ClusterError
+from mirrorcore.filters import NameFilter, TopicSelector
 from mirrors.choices import ConnectorKind, ConnectorState, DesiredState
 from mirrors.models import Deployment, Failover, Mirror
 from mirrors.services import events, lifecycle, observed, offsets, status
@@ -37,8 +39,6 @@ from mirrors.services.failover_plan import (
     forward_rows,
 )
 from mirrors.services.readiness import readiness
-from spark_runtime.admin import ClusterError
-from spark_runtime.filters import NameFilter, TopicSelector
 
 log = logging.getLogger(__name__)
 

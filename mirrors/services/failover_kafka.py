@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import logging
 
+from mirrorcore import remote_cluster
+from mirrorcore.admin import ClusterError, KafkaAdmin
+from mirrorcore.formats import OffsetSync
+from mirrorcore.groups import ConsumerGroups
 from mirrors.choices import ConnectorKind
 from mirrors.models import Cluster, Mirror
 from mirrors.services import offsets
 from mirrors.services.failover_plan import Offsets, SyncIndex
-from spark_runtime import remote_cluster
-from spark_runtime.admin import ClusterError, KafkaAdmin
-from spark_runtime.formats import OffsetSync
-from spark_runtime.groups import ConsumerGroups
 
 log = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ import bisect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from mirrorcore.checkpoints import OffsetSyncStore
+from mirrorcore.filters import TopicSelector
+from mirrorcore.formats import OffsetSync
 from mirrors.choices import ApplicationState, ConnectorState, DesiredState, ReplicationPolicy
-from spark_runtime.checkpoints import OffsetSyncStore
-from spark_runtime.filters import TopicSelector
-from spark_runtime.formats import OffsetSync
 
 Offsets = dict[tuple[str, int], int]
 FORWARD, BACK = "forward", "back"

@@ -24,14 +24,14 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mirrorcore import series
+from mirrorcore.channel import FAILED
+from mirrorcore.policy import heartbeats_off
+from mirrorcore.series import SAMPLE_SECONDS
 from mirrors.choices import ApplicationState, ConnectorKind, DesiredState, ReplicationPolicy
 from mirrors.models import Connector, Deployment, MetricHour, MetricMinute, Mirror
 from mirrors.services import observed, rollup
 from mirrors.services.redis_client import get_redis
-from spark_runtime import series
-from spark_runtime.channel import FAILED
-from spark_runtime.policy import heartbeats_off
-from spark_runtime.samples import SAMPLE_SECONDS
 
 DAY = 24 * 3600
 RANGES = {"15m": 15 * 60, "1h": 3600, "24h": DAY, "7d": 7 * DAY, "30d": 30 * DAY}

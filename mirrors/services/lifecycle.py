@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import redis
 from django.db import transaction
 
+from mirrorcore import channel
 from mirrors.choices import ApplicationState, ConnectorState, DesiredState
 from mirrors.models import Connector, Deployment, Mirror
 from mirrors.services import events, observed
 from mirrors.services.redis_client import get_redis
 from mirrors.services.status import live_of
 from mirrors.services.supervision import reconcile_soon
-from spark_runtime import channel
 
 log = logging.getLogger(__name__)
 

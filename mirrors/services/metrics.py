@@ -7,12 +7,12 @@ import time
 
 import redis
 
+from mirrorcore import channel, series
+from mirrorcore.policy import heartbeats_off
 from mirrors.choices import ConnectorKind, DesiredState
 from mirrors.models import Connector, Deployment, Mirror
 from mirrors.services import observed
 from mirrors.services.redis_client import get_redis
-from spark_runtime import channel, series
-from spark_runtime.policy import heartbeats_off
 
 log = logging.getLogger(__name__)
 

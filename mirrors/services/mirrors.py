@@ -8,11 +8,11 @@ from typing import Any
 import redis
 from django.db import transaction
 
+from mirrorcore import series
 from mirrors.choices import ConnectorKind
 from mirrors.models import Cluster, Connector, MetricHour, MetricMinute, Mirror
 from mirrors.services.redis_client import get_redis
 from mirrors.services.supervision import reconcile_soon
-from spark_runtime import series
 
 log = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ from typing import NamedTuple
 
 import redis
 
+from mirrorcore import channel
 from mirrors.choices import ApplicationState, ConnectorState, DesiredState
 from mirrors.models import Connector, Mirror
 from mirrors.services.redis_client import get_redis
-from spark_runtime import channel
 
 log = logging.getLogger(__name__)
 

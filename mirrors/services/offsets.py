@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from mirrorcore import remote_cluster
+from mirrorcore.admin import KafkaAdmin
+from mirrorcore.policy import ReplicationPolicy
 from mirrors.choices import ConnectorKind
 from mirrors.models import Cluster, Mirror
-from spark_runtime import remote_cluster
-from spark_runtime.admin import KafkaAdmin
-from spark_runtime.policy import ReplicationPolicy
 
 
 def default_timeout() -> float:

@@ -1,11 +1,11 @@
-"""The installation's override policy (spark_runtime.overrides) from Django settings, applied to a stored mirror."""
+"""The installation's override policy (mirrorcore.overrides) from Django settings, applied to a stored mirror."""
 
 from __future__ import annotations
 
 from django.conf import settings
 
+from mirrorcore.overrides import OverridePolicy, refusals
 from mirrors.models import Mirror
-from spark_runtime.overrides import OverridePolicy, refusals
 
 
 def installation_policy() -> OverridePolicy:

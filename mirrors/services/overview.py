@@ -28,12 +28,12 @@ from typing import Any
 import redis
 from django.urls import reverse
 
+from mirrorcore import channel, series
 from mirrors.choices import ApplicationState, ConnectorKind, DesiredState
 from mirrors.models import Cluster, Connector, Deployment, Mirror
 from mirrors.services import metrics, observed, topology
 from mirrors.services.metrics import HEALTHY, UNHEALTHY, UNKNOWN
 from mirrors.services.redis_client import get_redis
-from spark_runtime import channel, series
 
 log = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ from collections.abc import Callable
 
 from django.conf import settings
 
+from mirrorcore.filters import NameFilter, TopicSelector
+from mirrorcore.policy import ReplicationPolicy
 from mirrors.models import Cluster
 from mirrors.services import clusters
-from spark_runtime.filters import NameFilter, TopicSelector
-from spark_runtime.policy import ReplicationPolicy
 
 LIMIT = 200  # topics listed per list; the counts are always complete
 

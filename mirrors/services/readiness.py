@@ -16,11 +16,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from mirrorcore.admin import ClusterError, KafkaAdmin
+from mirrorcore.groups import ConsumerGroups, Offsets
 from mirrors.choices import ConnectorKind
 from mirrors.models import Mirror
 from mirrors.services import metrics, observed, offsets, status
-from spark_runtime.admin import ClusterError, KafkaAdmin
-from spark_runtime.groups import ConsumerGroups, Offsets
 
 FRESH_SECONDS = 15.0  # the lag sampler runs every 2 s: an older newest point means it is not running
 MIN_LOOKBACK_SECONDS = 600.0  # how far back `source_idle_seconds` is measured, at least

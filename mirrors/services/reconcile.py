@@ -32,13 +32,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from controlplane.infra import hadoop_fs
+from mirrorcore import channel, series
+from mirrorcore.overrides import refusal_message
 from mirrors.choices import ApplicationState, ConnectorState, DesiredState
 from mirrors.engines import Application, Engine, EngineError, Engines, EngineUnavailable
 from mirrors.models import Connector, Deployment, Mirror
 from mirrors.services import events, observed, runtime
 from mirrors.services.overrides import mirror_refusals
-from spark_runtime import channel, series
-from spark_runtime.overrides import refusal_message
 
 log = logging.getLogger(__name__)
 

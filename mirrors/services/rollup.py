@@ -37,8 +37,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.db.models.functions import TruncHour
 
+from mirrorcore import series
 from mirrors.models import MetricHour, MetricMinute, Mirror
-from spark_runtime import series
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from django.conf import settings
 
 from controlplane.infra import class_archive, hadoop_fs, processes
 from controlplane.infra import spark as spark_jars
+from mirrorcore.overrides import with_kafka_system_properties
 from mirrors.models import Mirror
 from mirrors.services.overrides import installation_policy
-from spark_runtime.overrides import with_kafka_system_properties
 
 APP_CONFIG = "app.json"
 DRIVER_LOG = "driver.log"
@@ -112,7 +112,7 @@ def app_config(mirror: Mirror, work_dir: str | None = None, checkpoint: str | No
         "replication_policy": mirror.replication_policy,
         "separator": mirror.separator,
         "connectors": {c.kind: {"tasks_max": c.tasks_max, "config": c.config} for c in mirror.connectors.all()},
-        # for the driver's own check of the override policy (spark_runtime.overrides)
+        # for the driver's own check of the override policy (mirrorcore.overrides)
         "spark_conf": mirror_conf(mirror),
         "overrides": installation_policy().to_dict(),
         "adopted": mirror.adopted,

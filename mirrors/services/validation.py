@@ -10,16 +10,16 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from mirrorcore.connection import parse_bootstrap_servers
+from mirrorcore.filters import PatternError, compile_patterns
+from mirrorcore.overrides import refused_client_config, refused_spark_conf
+from mirrorcore.properties import invalid_properties
 from mirrors.choices import ConnectorKind, SaslMechanism, SecurityProtocol
 from mirrors.models import Cluster, Mirror
 from mirrors.services import certificates
 from mirrors.services.conflicts import Flow, conflicts
 from mirrors.services.overrides import installation_policy
 from mirrors.services.runtime import RESERVED_SPARK_CONF
-from spark_runtime.connection import parse_bootstrap_servers
-from spark_runtime.filters import PatternError, compile_patterns
-from spark_runtime.overrides import refused_client_config, refused_spark_conf
-from spark_runtime.properties import invalid_properties
 
 Errors = str | list[str] | dict[str, Any]
 

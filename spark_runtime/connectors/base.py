@@ -7,7 +7,7 @@ import time
 import traceback
 from abc import ABC, abstractmethod
 
-from spark_runtime.channel import FAILED, PAUSED, RUNNING, STOPPED, UNASSIGNED, ConnectorDesired
+from mirrorcore.channel import FAILED, PAUSED, RUNNING, STOPPED, UNASSIGNED, ConnectorDesired
 
 log = logging.getLogger(__name__)
 

@@ -20,13 +20,13 @@ from collections.abc import Callable
 
 from confluent_kafka import Producer
 
-from spark_runtime.admin import KafkaAdmin
-from spark_runtime.checkpoints import CheckpointLedger, OffsetSyncStore
-from spark_runtime.config import MirrorConfig
+from mirrorcore.admin import KafkaAdmin
+from mirrorcore.checkpoints import CheckpointLedger, OffsetSyncStore
+from mirrorcore.config import MirrorConfig
+from mirrorcore.filters import NameFilter
+from mirrorcore.formats import Checkpoint, OffsetSync
+from mirrorcore.groups import ConsumerGroups
 from spark_runtime.connectors.base import Connector
-from spark_runtime.filters import NameFilter
-from spark_runtime.formats import Checkpoint, OffsetSync
-from spark_runtime.groups import ConsumerGroups
 from spark_runtime.offset_syncs import LOCATIONS
 from spark_runtime.topic_reader import PartitionReader
 

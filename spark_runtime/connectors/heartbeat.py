@@ -13,12 +13,12 @@ from collections.abc import Callable
 
 from confluent_kafka import KafkaError, Producer
 
-from spark_runtime.admin import ClusterError, KafkaAdmin
-from spark_runtime.config import MirrorConfig
+from mirrorcore.admin import ClusterError, KafkaAdmin
+from mirrorcore.config import MirrorConfig
+from mirrorcore.formats import Heartbeat
+from mirrorcore.policy import heartbeats_off
 from spark_runtime.connectors.base import Connector
-from spark_runtime.formats import Heartbeat
 from spark_runtime.heartbeat_monitor import HeartbeatMonitor
-from spark_runtime.policy import heartbeats_off
 
 
 class HeartbeatConnector(Connector):

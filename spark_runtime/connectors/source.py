@@ -9,9 +9,10 @@ import threading
 import time
 from typing import Any
 
-from spark_runtime import adoption, checkpoint_store, micro_batch, real_time, replication_mode, resume, spark_query
-from spark_runtime.admin import KafkaAdmin
-from spark_runtime.config import MirrorConfig
+from mirrorcore import adoption, resume
+from mirrorcore.admin import KafkaAdmin
+from mirrorcore.config import MirrorConfig
+from spark_runtime import checkpoint_store, micro_batch, real_time, replication_mode, spark_query
 from spark_runtime.connectors.base import Connector
 from spark_runtime.connectors.source_modes import MODE_CHECK_SECONDS, ReplicationModes
 from spark_runtime.copy_progress import CopyProgress
@@ -255,8 +256,8 @@ class SourceConnector(ReplicationModes, Connector):
 
     def _plan_resume(self) -> resume.ResumePlan:
         """Where each partition starts without a checkpoint: after MM2's committed offset when the
-        mirror was adopted (spark_runtime/adoption.py), after its latest offset sync when its remote
-        partition holds records (spark_runtime/resume.py), else at its beginning."""
+        mirror was adopted (mirrorcore/adoption.py), after its latest offset sync when its remote
+        partition holds records (mirrorcore/resume.py), else at its beginning."""
         partitions = self._partitions()
         remote_ends = self._settled_ends([(self.remote_topic(t), p) for t, p in partitions])
         ends = {(t, p): remote_ends.get((self.remote_topic(t), p), 0) for t, p in partitions}

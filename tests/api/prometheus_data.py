@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from mirrorcore import channel, series
 from mirrors.models import Cluster, Mirror
 from mirrors.services.mirrors import create_mirror
-from spark_runtime import channel, series
 
 
 def make_mirror() -> Mirror:

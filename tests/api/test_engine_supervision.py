@@ -14,11 +14,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from mirrorcore import channel
 from mirrors.engines import Application, Engine, EngineError, Engines, EngineUnavailable, Outcome
 from mirrors.models import Cluster, Deployment, Mirror
 from mirrors.services.mirrors import create_mirror
 from mirrors.services.reconcile import Reconciler, submission_lease_key
-from spark_runtime import channel
 from tests.fakes import FakeRedis
 
 pytestmark = pytest.mark.django_db

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from mirrorcore.admin import ClusterError
+from mirrorcore.formats import OffsetSync
 from mirrors.models import Cluster, Connector, Deployment, Event, Failover, Mirror
 from mirrors.services import failover as failover_service
 from mirrors.services.failover_plan import SyncIndex
 from mirrors.services.mirrors import create_mirror
-from spark_runtime.admin import ClusterError
-from spark_runtime.formats import OffsetSync
 
 pytestmark = pytest.mark.django_db
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from mirrorcore.formats import OffsetSync
 from mirrors.models import Cluster, Failover, Mirror
 from mirrors.services.mirrors import create_mirror
-from spark_runtime.formats import OffsetSync
 from tests.api.test_failover_api import FakeClusters, kafka  # noqa: F401 - the Kafka double's fixture
 
 pytestmark = pytest.mark.django_db

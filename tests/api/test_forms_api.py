@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from mirrorcore.admin import ClusterError, ClusterInfo
 from mirrors.models import Cluster
 from mirrors.roles import VIEWER
 from mirrors.services import clusters, preview
 from mirrors.services.clusters import CheckResult
 from mirrors.services.mirrors import create_mirror
-from spark_runtime.admin import ClusterError, ClusterInfo
 
 pytestmark = pytest.mark.django_db
 

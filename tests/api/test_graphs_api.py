@@ -6,11 +6,11 @@ import time
 
 import pytest
 
+from mirrorcore import channel, series
 from mirrors.models import Cluster, MetricHour, MetricMinute
 from mirrors.roles import VIEWER
 from mirrors.services import graphs, rollup
 from mirrors.services.mirrors import create_mirror
-from spark_runtime import channel, series
 from tests.fakes import DownRedis
 
 pytestmark = pytest.mark.django_db

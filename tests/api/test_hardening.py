@@ -1,7 +1,7 @@
 """What an admin (or an imported file) may not pass on to Spark, Kafka clients or the key store, and the bad
 inputs that were refused before: each is a 400 naming the field, and nothing is stored, queued or started.
 
-The override policy (spark_runtime/overrides) is tried through the REST API, through import, through the
+The override policy (mirrorcore/overrides) is tried through the REST API, through import, through the
 bodies the dashboard's forms send, at submission (a mirror stored before the policy) and on the
 spark-submit command line; certificates and keys through the cluster endpoints.
 """
@@ -19,11 +19,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from django.test import Client, override_settings
 
+from mirrorcore.overrides import OverridePolicy, kafka_system_properties
 from mirrors.models import Cluster, Connector, Deployment, Event, Mirror
 from mirrors.services import mirrors as mirror_service
 from mirrors.services import runtime
 from mirrors.services.mirrors import create_mirror
-from spark_runtime.overrides import OverridePolicy, kafka_system_properties
 from tests import pem
 from tests.api.test_engine_supervision import ClusterManager, passes
 from tests.fakes import FakeRedis

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
+from mirrorcore.admin import ClusterError
 from mirrors.interchange import adopt
 from mirrors.models import Cluster, Event, Mirror
 from mirrors.services.runtime import app_config
-from spark_runtime.admin import ClusterError
 
 pytestmark = pytest.mark.django_db
 

@@ -8,12 +8,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from mirrorcore import channel, series
 from mirrors.models import Cluster, Connector, Deployment, Mirror
 from mirrors.services import metrics, mirrors
 from mirrors.services.metrics import link_health
 from mirrors.services.mirrors import create_mirror
 from mirrors.services.status import checkpoint_groups
-from spark_runtime import channel, series
 from tests.fakes import DownRedis
 
 pytestmark = pytest.mark.django_db

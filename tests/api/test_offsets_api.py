@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from mirrorcore import remote_cluster
+from mirrorcore.admin import ClusterError
+from mirrorcore.policy import ReplicationPolicy
 from mirrors.models import Cluster, Connector
 from mirrors.services import offsets
 from mirrors.services.mirrors import create_mirror
-from spark_runtime import remote_cluster
-from spark_runtime.admin import ClusterError
-from spark_runtime.policy import ReplicationPolicy
 
 pytestmark = pytest.mark.django_db
 

@@ -8,10 +8,10 @@ import time
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 
+from mirrorcore import series
 from mirrors.models import Cluster
 from mirrors.services import metrics
 from mirrors.services.mirrors import create_mirror
-from spark_runtime import series
 from tests.api.importing import BASE, BASE_VALUES, example, import_json
 from tests.api.test_overview_api import running
 

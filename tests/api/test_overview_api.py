@@ -10,10 +10,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from mirrorcore import channel, series
 from mirrors.models import Cluster, Connector, Deployment, Mirror
 from mirrors.services import metrics, observed, overview
 from mirrors.services.mirrors import create_mirror
-from spark_runtime import channel, series
 from tests.fakes import DownRedis, FakeRedis
 
 pytestmark = pytest.mark.django_db

@@ -7,11 +7,11 @@ import time
 
 import pytest
 
+from mirrorcore import channel, series
+from mirrorcore.admin import ClusterError
 from mirrors.models import Cluster, Connector, Mirror
 from mirrors.services import metrics, readiness
 from mirrors.services.mirrors import create_mirror
-from spark_runtime import channel, series
-from spark_runtime.admin import ClusterError
 from tests.fakes import DownRedis
 
 pytestmark = pytest.mark.django_db

@@ -8,13 +8,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from mirrorcore import channel
 from mirrors.engines import local as local_engine
 from mirrors.models import Cluster, Connector, Deployment
 from mirrors.services import metrics, observed, runtime
 from mirrors.services import status as status_module
 from mirrors.services.mirrors import create_mirror, update_mirror
 from mirrors.services.reconcile import Reconciler, backoff_seconds
-from spark_runtime import channel
 from tests.fakes import FakeRedis
 
 pytestmark = pytest.mark.django_db

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
+from mirrorcore import channel
 from mirrors.models import Cluster, Connector
 from mirrors.services import failover, lifecycle, observed
 from mirrors.services.mirrors import create_mirror
-from spark_runtime import channel
 from tests.api.test_failover_api import FakeClusters
 from tests.fakes import FakeRedis
 

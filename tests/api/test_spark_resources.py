@@ -8,9 +8,9 @@ from django.test import override_settings
 
 from controlplane.infra import class_archive
 from controlplane.infra import spark as spark_jars
+from mirrorcore.overrides import OverridePolicy, kafka_system_properties
 from mirrors.models import Mirror
 from mirrors.services import runtime
-from spark_runtime.overrides import OverridePolicy, kafka_system_properties
 
 pytestmark = pytest.mark.django_db
 

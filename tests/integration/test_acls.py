@@ -14,7 +14,7 @@ from confluent_kafka.admin import (
 )
 
 from controlplane.infra import processes
-from spark_runtime.formats import OffsetSync
+from mirrorcore.formats import OffsetSync
 from tests.integration import kafka_tools
 from tests.integration.kafka_tools import Record
 from tests.integration.test_mirror_end_to_end import wait_for_status

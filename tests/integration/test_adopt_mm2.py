@@ -22,9 +22,9 @@ import pytest
 
 from bench.candidates import mm2
 from controlplane.infra import processes
+from mirrorcore import adoption, remote_cluster
+from mirrorcore.connection import ClusterConnection
 from mirrors.models import Cluster
-from spark_runtime import adoption, remote_cluster
-from spark_runtime.connection import ClusterConnection
 from tests.integration import kafka_tools
 from tests.integration.test_checkpoint_loss import PARTITIONS, Traffic, records
 from tests.integration.test_mirror_end_to_end import wait_for_status

@@ -16,10 +16,10 @@ import time
 import pytest
 
 from controlplane.infra import hadoop_fs, yarn
+from mirrorcore import channel
+from mirrorcore.formats import OffsetSync
 from mirrors.services import runtime
 from mirrors.services.redis_client import get_redis
-from spark_runtime import channel
-from spark_runtime.formats import OffsetSync
 from tests.integration import kafka_tools
 from tests.integration.kafka_tools import Record
 from tests.integration.test_mirror_end_to_end import create_clusters, wait_for_status

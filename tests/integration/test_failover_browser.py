@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
+from mirrorcore.formats import OffsetSync
 from mirrors.models import Cluster, Event, Failover, Mirror
 from mirrors.services import failback as failback_service
 from mirrors.services import failover as failover_service
 from mirrors.services.mirrors import create_mirror
-from spark_runtime.formats import OffsetSync
 from tests.api.test_failover_api import FakeClusters
 from tests.integration.browser import log_in, screenshot, unnamed_controls
 

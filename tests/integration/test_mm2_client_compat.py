@@ -1,6 +1,6 @@
 """MirrorMaker 2's own Java client reads the checkpoint and heartbeat topics our encoders write.
 
-The records come from spark_runtime/formats.py; the reader is `RemoteClusterUtils` from Maven
+The records come from mirrorcore/formats.py; the reader is `RemoteClusterUtils` from Maven
 Central's connect-mirror-client (tests/integration/mm2_client.py runs it).
 """
 
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from spark_runtime.formats import Checkpoint, Heartbeat
+from mirrorcore.formats import Checkpoint, Heartbeat
 from tests.integration import kafka_tools, mm2_client
 from tests.integration.kafka_tools import Record
 

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from spark_runtime.formats import OffsetSync
+from mirrorcore.formats import OffsetSync
 from tests.integration import kafka_tools
 from tests.integration.kafka_tools import Record
 from tests.integration.test_mirror_end_to_end import create_clusters, wait_for_status

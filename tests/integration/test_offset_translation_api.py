@@ -7,7 +7,7 @@ import time
 import pytest
 
 from controlplane.infra.processes import free_port
-from spark_runtime.formats import Checkpoint
+from mirrorcore.formats import Checkpoint
 from tests.integration import kafka_tools
 from tests.integration.kafka_tools import Record
 

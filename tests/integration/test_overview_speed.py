@@ -17,11 +17,11 @@ from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
+from mirrorcore import channel, series
 from mirrors.models import Cluster, Connector, Deployment, MetricHour, MetricMinute, Mirror
 from mirrors.services.mirrors import create_mirror
 from mirrors.services.redis_client import get_redis
 from mirrors.services.rollup import minute_data
-from spark_runtime import channel, series
 from tests.integration.browser import log_in, screenshot
 
 pytestmark = pytest.mark.django_db(transaction=True)

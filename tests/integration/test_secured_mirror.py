@@ -12,9 +12,9 @@ import urllib.request
 import pytest
 
 from controlplane.infra import processes
+from mirrorcore.overrides import kafka_system_properties
 from mirrors.services import runtime
 from mirrors.services.overrides import installation_policy
-from spark_runtime.overrides import kafka_system_properties
 from tests.integration import kafka_tools
 from tests.integration.kafka_tools import Record
 from tests.integration.test_mirror_end_to_end import wait_for_status

@@ -23,8 +23,8 @@ from confluent_kafka.admin import AdminClient
 
 from controlplane.infra import maven, tls
 from controlplane.infra.kafka import KafkaCluster, new_secured_cluster
-from spark_runtime.admin import ClusterError, KafkaAdmin
-from spark_runtime.connection import ClusterConnection
+from mirrorcore.admin import ClusterError, KafkaAdmin
+from mirrorcore.connection import ClusterConnection
 
 # Every test uses the database (only the API tests need it): pytest-django runs database tests first,
 # and a module split across that ordering would start its broker twice.

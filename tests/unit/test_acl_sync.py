@@ -1,4 +1,4 @@
-from spark_runtime.acl_sync import TopicAcl, remote_acls
+from mirrorcore.acl_sync import TopicAcl, remote_acls
 
 
 def acl(topic, operation, permission="ALLOW", principal="User:alice"):

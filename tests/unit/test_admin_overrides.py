@@ -3,8 +3,8 @@ import time
 
 import pytest
 
-from spark_runtime.admin import KafkaAdmin
-from spark_runtime.connection import ClusterConnection
+from mirrorcore.admin import KafkaAdmin
+from mirrorcore.connection import ClusterConnection
 
 
 def test_admin_overrides_reach_the_client():

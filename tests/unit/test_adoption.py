@@ -4,9 +4,9 @@ where each partition starts from them."""
 import dataclasses
 import json
 
-from spark_runtime import adoption
-from spark_runtime.formats import OffsetSync
-from spark_runtime.resume import ADOPTED, EARLIEST, EMPTY, FROM_SYNC, UNPLACED, plan
+from mirrorcore import adoption
+from mirrorcore.formats import OffsetSync
+from mirrorcore.resume import ADOPTED, EARLIEST, EMPTY, FROM_SYNC, UNPLACED, plan
 
 T0, T1, T2 = ("orders", 0), ("orders", 1), ("orders", 2)
 
@@ -102,6 +102,6 @@ def test_without_an_adopted_plan_the_resume_plan_is_unchanged():
 
 
 def adoption_latest(syncs):
-    from spark_runtime.resume import latest_syncs
+    from mirrorcore.resume import latest_syncs
 
     return latest_syncs(syncs)

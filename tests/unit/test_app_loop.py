@@ -6,10 +6,10 @@ import os
 import pytest
 import redis
 
-from spark_runtime import channel, series
+from mirrorcore import channel, series
+from mirrorcore.channel import FAILED, PAUSED, RUNNING, STOPPED, UNASSIGNED, ConnectorDesired, Desired
+from mirrorcore.config import MirrorConfig
 from spark_runtime.app import MirrorApplication
-from spark_runtime.channel import FAILED, PAUSED, RUNNING, STOPPED, UNASSIGNED, ConnectorDesired, Desired
-from spark_runtime.config import MirrorConfig
 from spark_runtime.connectors.base import Connector
 from spark_runtime.samples import Sampler
 from tests import fakes

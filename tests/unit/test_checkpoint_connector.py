@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from spark_runtime.config import MirrorConfig
+from mirrorcore.config import MirrorConfig
+from mirrorcore.formats import Checkpoint, OffsetSync
+from mirrorcore.groups import GroupActivity
 from spark_runtime.connectors.checkpoint import CheckpointConnector
-from spark_runtime.formats import Checkpoint, OffsetSync
-from spark_runtime.groups import GroupActivity
 
 
 class FakeGroups:

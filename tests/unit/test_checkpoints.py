@@ -1,9 +1,9 @@
-"""Offset translation and checkpoint emission rules (MM2's, see spark_runtime/checkpoints.py)."""
+"""Offset translation and checkpoint emission rules (MM2's, see mirrorcore/checkpoints.py)."""
 
 from __future__ import annotations
 
-from spark_runtime.checkpoints import CheckpointLedger, OffsetSyncStore
-from spark_runtime.formats import Checkpoint, OffsetSync
+from mirrorcore.checkpoints import CheckpointLedger, OffsetSyncStore
+from mirrorcore.formats import Checkpoint, OffsetSync
 
 
 def store(*pairs: tuple[int, int], topic: str = "t", partition: int = 0) -> OffsetSyncStore:

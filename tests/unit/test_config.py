@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from spark_runtime.config import CONNECTOR_KINDS, ConnectorSettings, MirrorConfig
-from spark_runtime.filters import DEFAULT_GROUPS, DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS, DEFAULT_TOPICS_EXCLUDE
+from mirrorcore.config import CONNECTOR_KINDS, ConnectorSettings, MirrorConfig
+from mirrorcore.filters import DEFAULT_GROUPS, DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS, DEFAULT_TOPICS_EXCLUDE
 
 
 def minimal(**extra) -> dict:

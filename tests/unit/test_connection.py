@@ -2,7 +2,7 @@
 
 import pytest
 
-from spark_runtime.connection import ClusterConnection, parse_bootstrap_servers
+from mirrorcore.connection import ClusterConnection, parse_bootstrap_servers
 
 CA = "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n"
 CERT = "-----BEGIN CERTIFICATE-----\nCLIENT\n-----END CERTIFICATE-----\n"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from spark_runtime.channel import FAILED, PAUSED, RUNNING, STOPPED, UNASSIGNED, ConnectorDesired
+from mirrorcore.channel import FAILED, PAUSED, RUNNING, STOPPED, UNASSIGNED, ConnectorDesired
 from spark_runtime.connectors.base import MAX_ERROR_CHARS, Connector
 
 

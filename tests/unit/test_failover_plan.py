@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from mirrorcore.filters import NameFilter, TopicSelector
+from mirrorcore.formats import OffsetSync
+from mirrorcore.policy import ReplicationPolicy
 from mirrors.services.failover_plan import (
     SyncIndex,
     back_rows,
@@ -14,9 +17,6 @@ from mirrors.services.failover_plan import (
     loop_reason,
     reverse_name,
 )
-from spark_runtime.filters import NameFilter, TopicSelector
-from spark_runtime.formats import OffsetSync
-from spark_runtime.policy import ReplicationPolicy
 
 POLICY = ReplicationPolicy("default", ".")
 FORWARD = TopicSelector(NameFilter("orders, payments"), POLICY, "west")  # east -> west

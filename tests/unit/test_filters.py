@@ -2,7 +2,7 @@
 
 import pytest
 
-from spark_runtime.filters import (
+from mirrorcore.filters import (
     DEFAULT_GROUPS_EXCLUDE,
     DEFAULT_TOPICS_EXCLUDE,
     NameFilter,
@@ -11,7 +11,7 @@ from spark_runtime.filters import (
     compile_patterns,
     config_property_filter,
 )
-from spark_runtime.policy import ReplicationPolicy
+from mirrorcore.policy import ReplicationPolicy
 
 # -- compile_patterns -------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ byte length followed by that many bytes of UTF-8.
 
 import pytest
 
-from spark_runtime.formats import Checkpoint, Heartbeat, OffsetSync
+from mirrorcore.formats import Checkpoint, Heartbeat, OffsetSync
 
 # -- Heartbeat: key = source STRING, target STRING; value = version INT16, timestamp INT64 ---
 

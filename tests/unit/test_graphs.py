@@ -7,11 +7,11 @@ import itertools
 
 import pytest
 
+from mirrorcore import channel, series
 from mirrors.choices import ApplicationState
 from mirrors.models import Cluster, Deployment, MetricHour, MetricMinute
 from mirrors.services import graphs, rollup
 from mirrors.services.mirrors import create_mirror, update_mirror
-from spark_runtime import channel, series
 from tests.fakes import FakeRedis
 
 pytestmark = pytest.mark.django_db

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from spark_runtime.connection import ClusterConnection
-from spark_runtime.formats import Heartbeat
+from mirrorcore.connection import ClusterConnection
+from mirrorcore.formats import Heartbeat
 from spark_runtime.heartbeat_monitor import HeartbeatMonitor
 
 

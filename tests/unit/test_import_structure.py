@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("controlplane", "mirrors", "spark_runtime", "frontend", "bench")
+PACKAGES = ("controlplane", "mirrors", "mirrorcore", "spark_runtime", "frontend", "bench")
 DOMAIN = ("mirrors.services", "mirrors.interchange", "mirrors.models")
 API = "mirrors.api"
 MAX_LINES = 400
@@ -134,6 +134,34 @@ def test_the_domain_does_not_import_the_rest_api():
     offenders = [f"{module} imports {name}" for module, path in modules.items() if module.startswith(DOMAIN)
                  for name, _ in _imports(module, path) if name == API or name.startswith(f"{API}.")]
     assert not offenders, "the domain layer must not depend on the REST API:\n" + "\n".join(offenders)
+
+
+def _third_party_imports(package: str) -> list[tuple[str, str]]:
+    """(module, imported top-level name) for every import in `package`, function-level ones included."""
+    return [(module, name.split(".")[0]) for module, path in _modules((package,)).items()
+            for name, _ in _imports(module, path)]
+
+
+def test_the_library_imports_neither_spark_nor_django_nor_the_applications():
+    refused = {"pyspark", "py4j", "django", "rest_framework", "celery",
+               "spark_runtime", "controlplane", "mirrors", "frontend", "bench"}
+    offenders = sorted({f"{module} imports {top}" for module, top in _third_party_imports("mirrorcore")
+                        if top in refused})
+    assert not offenders, "mirrorcore is the library both sides share:\n" + "\n".join(offenders)
+
+
+def test_the_spark_application_imports_no_django_nor_the_control_plane():
+    refused = {"django", "rest_framework", "celery", "controlplane", "mirrors", "frontend"}
+    offenders = sorted({f"{module} imports {top}" for module, top in _third_party_imports("spark_runtime")
+                        if top in refused})
+    assert not offenders, "spark_runtime runs inside spark-submit, without Django:\n" + "\n".join(offenders)
+
+
+def test_the_control_plane_runs_the_spark_application_without_importing_it():
+    offenders = sorted({f"{module} imports {top}" for package in ("controlplane", "mirrors", "frontend")
+                        for module, top in _third_party_imports(package) if top == "spark_runtime"})
+    assert not offenders, "the control plane shares mirrorcore with the application, not its code:\n" + "\n".join(
+        offenders)
 
 
 def test_no_module_is_longer_than_the_limit():

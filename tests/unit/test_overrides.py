@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from spark_runtime.config import MirrorConfig
-from spark_runtime.overrides import (
+from mirrorcore.config import MirrorConfig
+from mirrorcore.overrides import (
     OverridePolicy,
     kafka_system_properties,
     refusal_message,
@@ -14,8 +14,8 @@ from spark_runtime.overrides import (
     refused_spark_conf,
     with_kafka_system_properties,
 )
-from spark_runtime.overrides.client_config import client_property
-from spark_runtime.overrides.spark_conf import allowed_keys
+from mirrorcore.overrides.client_config import client_property
+from mirrorcore.overrides.spark_conf import allowed_keys
 
 DEFAULT = OverridePolicy()
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from spark_runtime.policy import HEARTBEATS_TOPIC, ReplicationPolicy
+from mirrorcore.policy import HEARTBEATS_TOPIC, ReplicationPolicy
 
 DEFAULT = ReplicationPolicy()
 IDENTITY = ReplicationPolicy("identity")
@@ -207,7 +207,7 @@ def test_is_cycle_with_other_separators(separator, topic, target, expected):
 # heartbeats so that a flow's heartbeats stay distinguishable (`A.heartbeats`).
 @pytest.mark.parametrize("topic", ["orders_internal", "connect_internal", "mm2-offset-syncs_B_internal"])
 def test_any_name_ending_in_separator_internal_is_mm2_internal(topic):
-    from spark_runtime.filters import NameFilter, TopicSelector
+    from mirrorcore.filters import NameFilter, TopicSelector
 
     policy = ReplicationPolicy("default", "_")
     assert policy.is_mm2_internal_topic(topic)

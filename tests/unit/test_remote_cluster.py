@@ -4,9 +4,9 @@ import logging
 
 import pytest
 
-from spark_runtime.formats import Checkpoint
-from spark_runtime.policy import ReplicationPolicy
-from spark_runtime.remote_cluster import heartbeat_topics, latest_checkpoints, replication_hops, upstream_clusters
+from mirrorcore.formats import Checkpoint
+from mirrorcore.policy import ReplicationPolicy
+from mirrorcore.remote_cluster import heartbeat_topics, latest_checkpoints, replication_hops, upstream_clusters
 
 DEFAULT = ReplicationPolicy()
 IDENTITY = ReplicationPolicy("identity")
@@ -93,7 +93,7 @@ def test_undecodable_records_are_logged_and_skipped(caplog):
         (3, Checkpoint("g", "A.orders", 0, 0, 0).key(), None),
         _record(4, Checkpoint("g", "A.orders", 1, 3, 3)),
     ]
-    with caplog.at_level(logging.WARNING, logger="spark_runtime.remote_cluster"):
+    with caplog.at_level(logging.WARNING, logger="mirrorcore.remote_cluster"):
         assert latest_checkpoints(records, "g", "A.checkpoints.internal") == {("A.orders", 0): 8, ("A.orders", 1): 3}
     assert [r.getMessage().split(":")[0] for r in caplog.records] == [
         f"skipping undecodable record at A.checkpoints.internal-0@{offset}" for offset in (1, 2, 3)]

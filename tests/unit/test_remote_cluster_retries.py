@@ -2,7 +2,7 @@
 
 from confluent_kafka import KafkaError, KafkaException
 
-from spark_runtime.remote_cluster import _retriable
+from mirrorcore.remote_cluster import _retriable
 
 
 def test_a_partition_without_its_leader_yet_is_asked_again():

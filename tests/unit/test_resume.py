@@ -2,8 +2,8 @@
 
 import json
 
-from spark_runtime.formats import OffsetSync
-from spark_runtime.resume import EARLIEST, EMPTY, FROM_SYNC, UNPLACED, latest_syncs, plan
+from mirrorcore.formats import OffsetSync
+from mirrorcore.resume import EARLIEST, EMPTY, FROM_SYNC, UNPLACED, latest_syncs, plan
 
 T0, T1, T2 = ("orders", 0), ("orders", 1), ("orders", 2)
 

@@ -7,11 +7,11 @@ import time
 
 import pytest
 
+from mirrorcore import series
 from mirrors import tasks
 from mirrors.models import Cluster, MetricHour, MetricMinute
 from mirrors.services import rollup
 from mirrors.services.mirrors import create_mirror, delete_mirror
-from spark_runtime import series
 from tests.fakes import DownRedis, FakeRedis
 from tests.metric_history import H0, T0, TASKS_2, lag, record_minutes, stored, two_cluster_mirror
 

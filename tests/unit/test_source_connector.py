@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from spark_runtime.config import MirrorConfig
+from mirrorcore.config import MirrorConfig
 from spark_runtime.connectors.source import SourceConnector
 
 
@@ -91,7 +91,7 @@ class _Ends:
 
 
 def resuming(remote_ends: dict, source_ends: dict, syncs: list) -> SourceConnector:
-    from spark_runtime.formats import OffsetSync
+    from mirrorcore.formats import OffsetSync
 
     source = connector()
     source.source_admin, source.target_admin = _Ends(source_ends), _Ends(remote_ends)
@@ -136,7 +136,7 @@ def test_no_resume_report_with_a_checkpoint():
 
 
 def test_an_adopted_mirror_starts_after_mm2s_committed_offsets_also_where_the_remote_partition_is_empty():
-    from spark_runtime import adoption
+    from mirrorcore import adoption
 
     source = resuming({("east.orders", 0): 120}, {("orders", 0): 500, ("orders", 1): 9},
                       [("orders", 0, 99, 99)])

@@ -23,7 +23,7 @@ CLIENT_CONFIG_ALLOW_ENV = "MIRRORPLANE_CLIENT_CONFIG_ALLOW"
 LOGIN_MODULES_ENV = "MIRRORPLANE_KAFKA_LOGIN_MODULES"
 OAUTH_URLS_ENV = "MIRRORPLANE_KAFKA_OAUTH_URLS"
 
-# The login modules Mirrorplane itself configures (SASL PLAIN and SCRAM, see spark_runtime.connection).
+# The login modules Mirrorplane itself configures (SASL PLAIN and SCRAM, see mirrorcore.connection).
 DEFAULT_LOGIN_MODULES = ("org.apache.kafka.common.security.plain.PlainLoginModule",
                          "org.apache.kafka.common.security.scram.ScramLoginModule")
 

@@ -24,8 +24,8 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from spark_runtime.acl_sync import TopicAcl
-from spark_runtime.connection import ClusterConnection
+from mirrorcore.acl_sync import TopicAcl
+from mirrorcore.connection import ClusterConnection
 
 # Connection errors that retrying will not cure: stop waiting and report them.
 REFUSED_ERRORS = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL})

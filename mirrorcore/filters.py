@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from spark_runtime.policy import ReplicationPolicy
+from mirrorcore.policy import ReplicationPolicy
 
 DEFAULT_TOPICS = ".*"
 DEFAULT_TOPICS_EXCLUDE = r".*[\-\.]internal, .*\.replica, __.*"

@@ -26,14 +26,14 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from spark_runtime.formats import OffsetSync
+from mirrorcore.formats import OffsetSync
 
 Partition = tuple[str, int]
 
 EARLIEST = -2  # Spark's Kafka source: -2 in startingOffsets is the partition's earliest offset
 
 FROM_SYNC = "offset-sync"
-ADOPTED = "mm2-offsets"  # placed by a running MM2's committed source offsets (spark_runtime/adoption.py)
+ADOPTED = "mm2-offsets"  # placed by a running MM2's committed source offsets (mirrorcore/adoption.py)
 EMPTY = "empty"
 UNPLACED = "unplaced"
 

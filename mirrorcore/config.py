@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spark_runtime.connection import ClusterConnection
-from spark_runtime.filters import (
+from mirrorcore.connection import ClusterConnection
+from mirrorcore.filters import (
     DEFAULT_GROUPS,
     DEFAULT_GROUPS_EXCLUDE,
     DEFAULT_TOPICS,
@@ -19,8 +19,8 @@ from spark_runtime.filters import (
     NameFilter,
     TopicSelector,
 )
-from spark_runtime.overrides import OverridePolicy, refusals
-from spark_runtime.policy import ReplicationPolicy
+from mirrorcore.overrides import OverridePolicy, refusals
+from mirrorcore.policy import ReplicationPolicy
 
 CONNECTOR_KINDS = ("source", "checkpoint", "heartbeat")
 
@@ -70,7 +70,7 @@ class MirrorConfig:
     spark_conf: dict[str, str] = field(default_factory=dict)
     overrides: OverridePolicy = field(default_factory=OverridePolicy)
     # Where a mirror that took over from a running MM2 starts each partition without a checkpoint
-    # (spark_runtime/adoption.py); None: not adopted.
+    # (mirrorcore/adoption.py); None: not adopted.
     adopted: dict | None = None
 
     def __post_init__(self) -> None:

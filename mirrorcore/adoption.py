@@ -24,8 +24,8 @@ import json
 import logging
 from collections.abc import Iterable
 
-from spark_runtime.formats import OffsetSync
-from spark_runtime.resume import ADOPTED, FROM_SYNC, Partition, PartitionStart, ResumePlan
+from mirrorcore.formats import OffsetSync
+from mirrorcore.resume import ADOPTED, FROM_SYNC, Partition, PartitionStart, ResumePlan
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,10 @@ from collections.abc import Iterable
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
-from spark_runtime.admin import NO_ANSWER_ERRORS, REFUSED_ERRORS, ClusterError, describe_error
-from spark_runtime.connection import ClusterConnection
-from spark_runtime.formats import Checkpoint
-from spark_runtime.policy import ReplicationPolicy
+from mirrorcore.admin import NO_ANSWER_ERRORS, REFUSED_ERRORS, ClusterError, describe_error
+from mirrorcore.connection import ClusterConnection
+from mirrorcore.formats import Checkpoint
+from mirrorcore.policy import ReplicationPolicy
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from spark_runtime.formats import Checkpoint, OffsetSync
+from mirrorcore.formats import Checkpoint, OffsetSync
 
 MAX_SYNCS_PER_PARTITION = 10_000
 

@@ -4,11 +4,11 @@ Pure functions without Django: the control plane applies them at the API, at imp
 submission, the driver once more before it starts. See policy.py for the modes and settings.
 """
 
-from spark_runtime.overrides.application import refusal_message, refusals
-from spark_runtime.overrides.client_config import refused_client_config
-from spark_runtime.overrides.jvm import kafka_system_properties, with_kafka_system_properties
-from spark_runtime.overrides.policy import ALL, ALLOWLIST, MODES, NONE, OverridePolicy
-from spark_runtime.overrides.spark_conf import refused_spark_conf
+from mirrorcore.overrides.application import refusal_message, refusals
+from mirrorcore.overrides.client_config import refused_client_config
+from mirrorcore.overrides.jvm import kafka_system_properties, with_kafka_system_properties
+from mirrorcore.overrides.policy import ALL, ALLOWLIST, MODES, NONE, OverridePolicy
+from mirrorcore.overrides.spark_conf import refused_spark_conf
 
 __all__ = ["ALL", "ALLOWLIST", "MODES", "NONE", "OverridePolicy", "kafka_system_properties", "refusal_message",
            "refusals", "refused_client_config", "refused_spark_conf", "with_kafka_system_properties"]

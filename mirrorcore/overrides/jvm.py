@@ -10,7 +10,7 @@ policy refuses it everywhere else: these properties are a second line.
 
 from __future__ import annotations
 
-from spark_runtime.overrides.policy import OverridePolicy
+from mirrorcore.overrides.policy import OverridePolicy
 
 ALLOWED_LOGIN_MODULES = "org.apache.kafka.allowed.login.modules"
 DISALLOWED_LOGIN_MODULES = "org.apache.kafka.disallowed.login.modules"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from spark_runtime.overrides.policy import (
+from mirrorcore.overrides.policy import (
     ALL,
     CLIENT_CONFIG_ALLOW_ENV,
     CLIENT_CONFIG_POLICY_ENV,

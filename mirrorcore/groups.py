@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, TopicPartition
 
-from spark_runtime.admin import KafkaAdmin
+from mirrorcore.admin import KafkaAdmin
 
 Offsets = dict[tuple[str, int], int]
 # States in which a group has no members: its committed offsets may be written from outside.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from spark_runtime.filters import PatternError, compile_patterns
+from mirrorcore.filters import PatternError, compile_patterns
 
 
 def _bool(value: str) -> None:

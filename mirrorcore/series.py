@@ -32,6 +32,8 @@ from typing import Any
 SERIES = ("heartbeat", "lag", "checkpoint", "throughput", "tasks")
 DEFAULT_RETENTION_SECONDS = 6 * 3600
 
+SAMPLE_SECONDS = 2.0  # how often the application samples lag, throughput and tasks
+
 
 def series_key(mirror: str, series: str) -> str:
     return f"mirrorplane:mirror:{mirror}:series:{series}"

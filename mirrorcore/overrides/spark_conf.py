@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from spark_runtime.overrides.policy import (
+from mirrorcore.overrides.policy import (
     ALL,
     NONE,
     SPARK_CONF_ALLOW_ENV,

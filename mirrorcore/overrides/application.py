@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from spark_runtime.overrides.client_config import refused_client_config
-from spark_runtime.overrides.policy import OverridePolicy
-from spark_runtime.overrides.spark_conf import refused_spark_conf
+from mirrorcore.overrides.client_config import refused_client_config
+from mirrorcore.overrides.policy import OverridePolicy
+from mirrorcore.overrides.spark_conf import refused_spark_conf
 
 
 def refusals(spark_conf: Mapping[str, Any], clusters: Mapping[str, Mapping[str, Any]],
