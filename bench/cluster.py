@@ -20,7 +20,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
-from controlplane.infra.stack import Devstack
+from devstack.stack import Devstack
 
 SOURCE, TARGET = "east", "west"
 HEADER_KEY = "bench-seq"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from controlplane.infra import tls
+from devstack import tls
 
 
 @cache

@@ -71,7 +71,7 @@ def record(jars: Sequence[Path], say: Callable[[str], None] = print) -> Path | N
     target = archive_path(jars)
     if target.is_file():
         return target
-    from controlplane.infra.stack import Devstack
+    from devstack.stack import Devstack
 
     work = archive_dir() / f"training-{target.stem}"
     shutil.rmtree(work, ignore_errors=True)

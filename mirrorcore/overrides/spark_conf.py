@@ -53,7 +53,7 @@ ALLOWED: frozenset[str] = frozenset({
     "spark.sql.streaming.kafka.useDeprecatedOffsetFetching", "spark.sql.shuffle.partitions",
     "spark.sql.adaptive.enabled", "spark.sql.session.timeZone", "spark.kryoserializer.buffer",
     "spark.kryoserializer.buffer.max",
-    # docs/deployment.md: NodeManagers with another Java; controlplane/infra/hadoop_config.py: the address to bind
+    # docs/deployment.md: NodeManagers with another Java; devstack/hadoop_config.py: the address to bind
     "spark.yarn.appMasterEnv.JAVA_HOME", "spark.executorEnv.JAVA_HOME", "spark.yarn.appMasterEnv.SPARK_LOCAL_IP",
     "spark.executorEnv.SPARK_LOCAL_IP",
 })

@@ -28,7 +28,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import transaction
 
-from controlplane.infra.stack import Devstack
+from devstack.stack import Devstack
 from mirrorcore import channel, series
 from mirrors.choices import DesiredState, SecurityProtocol
 from mirrors.models import Cluster, Connector, Deployment, Mirror

@@ -15,9 +15,9 @@ import pytest
 from django.conf import settings
 
 from controlplane.infra import processes
-from controlplane.infra.hadoop import HadoopCluster
-from controlplane.infra.hadoop_config import LOOPBACK_SPARK_CONF
-from controlplane.infra.stack import Devstack
+from devstack.hadoop import HadoopCluster
+from devstack.hadoop_config import LOOPBACK_SPARK_CONF
+from devstack.stack import Devstack
 from mirrors.services import runtime
 from mirrors.services.redis_client import get_redis, use_redis
 

@@ -154,7 +154,7 @@ def read_topic(bootstrap: str, topic: str, timeout: float = 30) -> dict[int, lis
 @contextmanager
 def secured_clusters(tmp_path_factory, aliases: tuple[str, ...], **options) -> Iterator[list]:
     """Start one secured cluster per alias (see new_secured_cluster) and stop them all afterwards."""
-    from controlplane.infra.kafka import new_secured_cluster
+    from devstack.kafka import new_secured_cluster
 
     clusters = [new_secured_cluster(alias, tmp_path_factory.mktemp(alias), **options) for alias in aliases]
     try:

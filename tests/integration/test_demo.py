@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from controlplane.infra.stack import Devstack
+from devstack.stack import Devstack
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -21,8 +21,9 @@ import pytest
 from confluent_kafka import KafkaError
 from confluent_kafka.admin import AdminClient
 
-from controlplane.infra import maven, tls
-from controlplane.infra.kafka import KafkaCluster, new_secured_cluster
+from controlplane.infra import maven
+from devstack import tls
+from devstack.kafka import KafkaCluster, new_secured_cluster
 from mirrorcore.admin import ClusterError, KafkaAdmin
 from mirrorcore.connection import ClusterConnection
 

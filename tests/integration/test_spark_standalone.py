@@ -14,7 +14,7 @@ import urllib.request
 import pytest
 from django.conf import settings
 
-from controlplane.infra.spark_standalone import StandaloneCluster
+from devstack.spark_standalone import StandaloneCluster
 from tests.integration import kafka_tools
 from tests.integration.test_mirror_end_to_end import create_clusters, make_records, wait_for_status
 

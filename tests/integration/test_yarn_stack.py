@@ -20,9 +20,9 @@ from pathlib import Path
 from django.core.management import call_command
 
 from controlplane.infra import processes
-from controlplane.infra.hadoop import HadoopCluster
-from controlplane.infra.hadoop_release import java_home
 from controlplane.infra.spark import pyspark_home
+from devstack.hadoop import HadoopCluster
+from devstack.hadoop_release import java_home
 
 APP = """
 import sys

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from controlplane.infra import hadoop_release
-from controlplane.infra.hadoop import HadoopCluster, new_hadoop_cluster
-from controlplane.infra.hadoop_config import site_xml
 from controlplane.infra.spark import pyspark_home
+from devstack import hadoop_release
+from devstack.hadoop import HadoopCluster, new_hadoop_cluster
+from devstack.hadoop_config import site_xml
 
 
 def parse(text: str) -> dict[str, str]:

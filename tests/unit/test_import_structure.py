@@ -8,7 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("controlplane", "mirrors", "mirrorcore", "spark_runtime", "frontend", "bench")
+PACKAGES = ("controlplane", "mirrors", "mirrorcore", "spark_runtime", "devstack", "frontend", "bench")
+# The only control-plane modules that start local brokers, Redis or Hadoop: the development commands.
+DEVSTACK_USERS = {"mirrors.services.demo", "mirrors.management.commands.demo",
+                  "mirrors.management.commands.devstack", "controlplane.infra.class_archive"}
 DOMAIN = ("mirrors.services", "mirrors.interchange", "mirrors.models")
 API = "mirrors.api"
 MAX_LINES = 400
@@ -162,6 +165,13 @@ def test_the_control_plane_runs_the_spark_application_without_importing_it():
                         for module, top in _third_party_imports(package) if top == "spark_runtime"})
     assert not offenders, "the control plane shares mirrorcore with the application, not its code:\n" + "\n".join(
         offenders)
+
+
+def test_production_code_does_not_start_development_infrastructure():
+    offenders = sorted({f"{module} imports {top}" for package in ("controlplane", "mirrors", "frontend")
+                        for module, top in _third_party_imports(package)
+                        if top == "devstack" and module not in DEVSTACK_USERS})
+    assert not offenders, "devstack is for development, tests and the demo:\n" + "\n".join(offenders)
 
 
 def test_no_module_is_longer_than_the_limit():

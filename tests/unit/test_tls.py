@@ -12,8 +12,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from controlplane.infra import kafka, tls
-from controlplane.infra.kafka import KafkaCluster, new_cluster, new_secured_cluster
+from devstack import kafka, tls
+from devstack.kafka import KafkaCluster, new_cluster, new_secured_cluster
 
 
 @pytest.fixture(scope="module")

@@ -25,8 +25,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from controlplane.infra import processes
-from controlplane.infra.hadoop_config import LOOPBACK_SPARK_CONF
-from controlplane.infra.stack import Devstack
+from devstack.hadoop_config import LOOPBACK_SPARK_CONF
+from devstack.stack import Devstack
 from mirrors.models import Mirror
 from mirrors.services import demo, runtime
 from mirrors.services.demo import MIRROR

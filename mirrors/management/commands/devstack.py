@@ -6,7 +6,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from controlplane.infra.paths import devstack_dir
-from controlplane.infra.stack import Devstack
+from devstack.stack import Devstack
 
 
 class Command(BaseCommand):

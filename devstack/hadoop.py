@@ -39,8 +39,8 @@ from pathlib import Path
 import psutil
 
 from controlplane.infra import processes
-from controlplane.infra.hadoop_config import HadoopLayout, NodeManager
-from controlplane.infra.hadoop_release import daemon_classpath, hadoop_version, java_home
+from devstack.hadoop_config import HadoopLayout, NodeManager
+from devstack.hadoop_release import daemon_classpath, hadoop_version, java_home
 
 NAMENODE_CLASS = "org.apache.hadoop.hdfs.server.namenode.NameNode"
 DATANODE_CLASS = "org.apache.hadoop.hdfs.server.datanode.DataNode"

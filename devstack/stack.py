@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controlplane.infra import processes
-from controlplane.infra.hadoop import HadoopCluster, new_hadoop_cluster
-from controlplane.infra.kafka import KafkaCluster, new_cluster
-from controlplane.infra.redis_server import RedisServer
+from devstack.hadoop import HadoopCluster, new_hadoop_cluster
+from devstack.kafka import KafkaCluster, new_cluster
+from devstack.redis_server import RedisServer
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Where the local Hadoop test bed's daemons listen and keep their files, and the configuration they
 and their clients read: `*-site.xml` of the shared conf dir and of each NodeManager, Spark's settings
-for YARN on it. Nothing here starts a process (controlplane/infra/hadoop.py does).
+for YARN on it. Nothing here starts a process (devstack/hadoop.py does).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from controlplane.infra.hadoop_release import java_home
+from devstack.hadoop_release import java_home
 
 HOST = "127.0.0.1"
 # HttpServer2 serves `webapps/<name>` from the classpath: NameNode, DataNode, SecondaryNameNode, JournalNode.

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import javaproperties
 
-from controlplane.infra import maven, processes, tls
+from controlplane.infra import maven, processes
+from devstack import tls
 
 _LOG4J2 = """Configuration:
   status: warn
