@@ -1,8 +1,9 @@
 """`GET /metrics`: Prometheus text exposition of every mirror, with MirrorMaker 2-like metric names.
 
-Collected at scrape time from the database (connectors, deployments), each application's live
-status and the newest points of its heartbeat and lag series in Redis (one read each per mirror);
-nothing is kept between scrapes. The same readings also give the series Strimzi's dashboards query
+Collected at scrape time from the database (connectors, deployments) and, in one Redis round trip
+for all mirrors, each application's live status and the newest points of its heartbeat and lag
+series, read and trusted as the overview does (mirrors.services.observed); nothing is kept between
+scrapes. The same readings also give the series Strimzi's dashboards query
 (controlplane/prometheus_strimzi.py).
 
 Access: a scraper sends `Authorization: Bearer $MIRRORPLANE_METRICS_TOKEN`; a signed-in user (session
@@ -30,7 +31,7 @@ from rest_framework.settings import api_settings
 
 from mirrors.choices import ApplicationState, ConnectorState
 from mirrors.models import Connector, Deployment, Mirror
-from mirrors.services import metrics, observed, status
+from mirrors.services import observed, status
 
 from . import prometheus_strimzi as strimzi
 
@@ -91,15 +92,21 @@ class MirrorCollector:
         families |= {name: (CounterMetricFamily if family.counter else GaugeMetricFamily)(
             name, family.help, labels=family.labels) for name, family in strimzi.FAMILIES.items()}
         deployments = {d.mirror_name: d for d in Deployment.objects.all()}
-        for mirror in Mirror.objects.select_related("source", "target").prefetch_related("connectors"):
+        mirrors = list(Mirror.objects.select_related("source", "target").prefetch_related("connectors"))
+        readings, _ = observed.read_all([m.name for m in mirrors], heartbeats=HEARTBEAT_POINTS, lags=LAG_POINTS)
+        for mirror in mirrors:
             try:
-                self._mirror(mirror, deployments.get(mirror.name), families, now)
+                self._mirror(mirror, deployments.get(mirror.name), readings.get(mirror.name, observed.Reading()),
+                             families, now)
             except Exception:  # one broken mirror must not hide the others
                 log.exception("metrics of mirror %s", mirror.name)
         yield from families.values()
 
-    def _mirror(self, mirror: Mirror, deployment: Deployment | None, f: dict, now: float) -> None:
-        live = observed.live_status(mirror)
+    def _mirror(self, mirror: Mirror, deployment: Deployment | None, reading: observed.Reading, f: dict,
+                now: float) -> None:
+        recorded = deployment.state if deployment else ApplicationState.NOT_RUNNING
+        live = observed.trusted_live(reading.live, mirror.generation, recorded)
+        app_state = observed.application_state(recorded, live)
         flow = [mirror.name, mirror.source.alias, mirror.target.alias]
         source = ((live or {}).get("connectors") or {}).get("source") or {}
         counters = source.get("metrics") or {}
@@ -112,11 +119,11 @@ class MirrorCollector:
             f["record_rate"].add_metric(flow, batch.get("records", 0) / seconds if recent and seconds > 0 else 0.0)
             f["byte_rate"].add_metric(flow, batch.get("bytes", 0) / seconds if recent and seconds > 0 else 0.0)
 
-        heartbeats = metrics.newest_points(mirror.name, "heartbeat", HEARTBEAT_POINTS)
+        heartbeats = reading.heartbeats
         if heartbeats and heartbeats[-1].get("latency_ms") is not None:
             f["latency"].add_metric(flow, heartbeats[-1]["latency_ms"])
 
-        lags = metrics.newest_points(mirror.name, "lag", LAG_POINTS)
+        lags = reading.lags
         if lags:
             # Only partitions with records to replicate are listed; the others replicated are at 0.
             partitions = {(p["topic"], int(p["partition"])): (0, 0.0) for p in source.get("partitions") or []}
@@ -144,7 +151,6 @@ class MirrorCollector:
                                            sum(1 for t in reading.tasks if t.get("state") == state))
             f["connector_restarts"].add_metric([mirror.name, connector.kind], connector.restarts)
 
-        app_state = deployment.state if deployment else ApplicationState.NOT_RUNNING
         for state in ApplicationState.values:
             f["app_state"].add_metric([mirror.name, state], 1.0 if state == app_state else 0.0)
         f["app_restarts"].add_metric([mirror.name], deployment.restarts if deployment else 0)
@@ -159,14 +165,11 @@ class MirrorCollector:
 
 
 def _connectors(mirror: Mirror, live: dict | None) -> list[tuple[Connector, strimzi.ConnectorReading]]:
-    """Each connector with its current state and tasks: as the application reports them, else as recorded."""
-    reported = (live or {}).get("connectors") or {}
+    """Each connector with its current state and tasks, as the status document and the overview show them."""
     result = []
     for connector in mirror.connectors.all():
-        observed = reported.get(connector.kind) or {}
-        tasks = (observed.get("tasks") if observed else connector.tasks) or []
-        result.append((connector, strimzi.ConnectorReading(connector.kind, observed.get("state") or connector.state,
-                                                           tasks)))
+        state, _, tasks = observed.current_or_recorded(connector, live)
+        result.append((connector, strimzi.ConnectorReading(connector.kind, state, tasks or [])))
     return result
 
 

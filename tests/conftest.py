@@ -111,10 +111,10 @@ def pytest_terminal_summary(terminalreporter):
 @pytest.fixture
 def fake_redis(monkeypatch):
     """An in-memory Redis (tests/fakes.py) for every service that reads or writes Redis."""
-    from mirrors.services import graphs, metrics, mirrors, observed, overview
+    from mirrors.services import graphs, metrics, mirrors, observed
     from tests.fakes import FakeRedis
 
     fake = FakeRedis()
-    for module in (metrics, observed, mirrors, overview, graphs):
+    for module in (metrics, observed, mirrors, graphs):
         monkeypatch.setattr(module, "get_redis", lambda: fake)
     return fake

@@ -18,7 +18,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_UNHEALTHY_AFTER_SECONDS = 10.0
 HEALTHY, UNHEALTHY, UNKNOWN = "healthy", "unhealthy", "unknown"
-_READ = object()  # link_health reads the live status itself
 
 
 def read_series(mirror_name: str, name: str, since: float | None = None, until: float | None = None,
@@ -51,13 +50,11 @@ def unhealthy_after_seconds(heartbeat: Connector | None) -> float:
     return value if value > 0 else DEFAULT_UNHEALTHY_AFTER_SECONDS
 
 
-def link_health(mirror: Mirror, now: float | None = None, live: dict | object | None = _READ) -> dict:
+def link_health(mirror: Mirror, live: dict | None, now: float | None = None) -> dict:
     """Is the heartbeat link source -> target alive: the newest heartbeat arrival against the limit.
 
-    `live`: the application's live status if the caller already has it (None: there is none).
+    `live`: the application's trusted live status (observed.py; None: there is none).
     """
-    if live is _READ:
-        live = observed.live_status(mirror)
     now = time.time() if now is None else now
     connectors = {c.kind: c for c in mirror.connectors.all()}
     point, redis_error = None, None

@@ -19,21 +19,18 @@ direction for the topology (mirrors.services.topology).
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import redis
 from django.urls import reverse
 
-from mirrorcore import channel, series
+from mirrorcore import channel
 from mirrors.choices import ApplicationState, ConnectorKind, DesiredState
 from mirrors.models import Cluster, Connector, Deployment, Mirror
 from mirrors.services import metrics, observed, topology
 from mirrors.services.metrics import HEALTHY, UNHEALTHY, UNKNOWN
-from mirrors.services.redis_client import get_redis
 
 log = logging.getLogger(__name__)
 
@@ -120,22 +117,13 @@ def first_line(text: str | None, limit: int = 300) -> str:
 
 # -- reading everything at once --------------------------------------------------------------
 
-@dataclass
-class _Redis:
-    """One mirror's share of the pipeline."""
-
-    live: dict | None = None
-    heartbeat: dict | None = None
-    lag: dict | None = None
-
-
 def overview(now: float | None = None) -> dict:
     """The document of `GET /api/v1/overview/`."""
     now = time.time() if now is None else now
     clusters = list(Cluster.objects.all())
     mirrors = list(Mirror.objects.select_related("source", "target").prefetch_related("connectors"))
     deployments = {d.mirror_name: d for d in Deployment.objects.all()}
-    from_redis, redis_error = _read_redis([m.name for m in mirrors])
+    readings, redis_error = observed.read_all([m.name for m in mirrors])
 
     rows, problems = [], []
     if redis_error:
@@ -143,7 +131,7 @@ def overview(now: float | None = None) -> dict:
                                  f"{redis_error}: live status, heartbeats and lag are unknown"))
     for mirror in mirrors:
         try:
-            row, found = _mirror(mirror, deployments.get(mirror.name), from_redis.get(mirror.name, _Redis()),
+            row, found = _mirror(mirror, deployments.get(mirror.name), readings.get(mirror.name, observed.Reading()),
                                  redis_error, now)
         except Exception as error:  # one broken mirror must not hide the others (logged)
             log.exception("overview of mirror %s", mirror.name)
@@ -164,55 +152,18 @@ def overview(now: float | None = None) -> dict:
     }
 
 
-def _read_redis(names: list[str]) -> tuple[dict[str, _Redis], str | None]:
-    """Every mirror's live status and newest heartbeat and lag points, in one round trip."""
-    if not names:
-        return {}, None
-    try:
-        pipe = get_redis().pipeline(transaction=False)
-        for name in names:
-            pipe.get(channel.status_key(name))
-            pipe.xrevrange(series.series_key(name, "heartbeat"), count=1)
-            pipe.xrevrange(series.series_key(name, "lag"), count=1)
-        replies = pipe.execute()
-    except redis.RedisError as error:
-        log.warning("overview without Redis: %s", error)
-        return {}, f"Redis cannot be read ({error})"
-    from_redis = {}
-    for i, name in enumerate(names):
-        raw, heartbeat, lag = replies[3 * i: 3 * i + 3]
-        from_redis[name] = _Redis(_json(raw, name), _newest(heartbeat, name), _newest(lag, name))
-    return from_redis, None
-
-
-def _json(raw: bytes | None, name: str) -> dict | None:
-    try:
-        return json.loads(raw) if raw else None
-    except ValueError:
-        log.warning("unreadable live status of %s", name)
-        return None
-
-
-def _newest(entries: list, name: str) -> dict | None:
-    try:
-        return series.decode(*entries[0]) if entries else None
-    except (ValueError, KeyError, TypeError):
-        log.warning("unreadable series point of %s", name)
-        return None
-
-
 # -- one mirror ------------------------------------------------------------------------------
 
-def _mirror(mirror: Mirror, deployment: Deployment | None, from_redis: _Redis, redis_error: str | None,
+def _mirror(mirror: Mirror, deployment: Deployment | None, reading: observed.Reading, redis_error: str | None,
             now: float) -> tuple[dict, list[dict]]:
     connectors = {c.kind: c for c in mirror.connectors.all()}
     recorded_app_state = deployment.state if deployment else ApplicationState.NOT_RUNNING
-    live = observed.trusted_live(from_redis.live, mirror.generation, recorded_app_state)
+    live = observed.trusted_live(reading.live, mirror.generation, recorded_app_state)
     app_state = observed.application_state(recorded_app_state, live)
     reported = (live or {}).get("connectors") or {}
     states = {kind: _connector(connector, live) for kind, connector in sorted(connectors.items())}
     started_at = metrics.started_at(mirror, deployment)
-    link = metrics.link_health_from(mirror, connectors, from_redis.heartbeat, started_at, live, now, redis_error)
+    link = metrics.link_health_from(mirror, connectors, reading.heartbeat, started_at, live, now, redis_error)
     groups = ((reported.get(ConnectorKind.CHECKPOINT) or {}).get("groups")) or []
     unsynced = tuple((g["group"], g.get("sync_note") or f"sync {g['sync']}") for g in groups
                      if g.get("sync") in UNSYNCED)
@@ -223,7 +174,7 @@ def _mirror(mirror: Mirror, deployment: Deployment | None, from_redis: _Redis, r
         application=app_state, application_error=deployment.last_error if deployment else "",
         silent=silent, link_state=link["state"], link_reason=link["reason"], unsynced_groups=unsynced)
     state, reason = health(facts)
-    lag = from_redis.lag if from_redis.lag and now - from_redis.lag["at"] <= FRESH_LAG_SECONDS else None
+    lag = reading.lag if reading.lag and now - reading.lag["at"] <= FRESH_LAG_SECONDS else None
     row = {
         "name": mirror.name, "source": mirror.source.alias, "target": mirror.target.alias,
         "health": state, "reason": reason, "application": app_state,

@@ -21,7 +21,7 @@ def describe(mirror: Mirror) -> dict:
         "application": application_status(deployment, live),
         "connectors": {c.kind: _connector(c, live) for c in mirror.connectors.all()},
         "progress": progress(live),
-        "link": metrics.link_health(mirror, live=live),
+        "link": metrics.link_health(mirror, live),
         "checkpoints": checkpoint_groups(live),
         "lag": metrics.latest_point(mirror.name, "lag"),
     }

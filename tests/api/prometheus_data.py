@@ -5,7 +5,7 @@ from __future__ import annotations
 from prometheus_client.parser import text_string_to_metric_families
 
 from mirrorcore import channel, series
-from mirrors.models import Cluster, Mirror
+from mirrors.models import Cluster, Deployment, Mirror
 from mirrors.services.mirrors import create_mirror
 
 
@@ -32,7 +32,10 @@ def _partition(topic: str, partition: int, now: float) -> dict:
 
 
 def publish_running(fake, mirror: Mirror, now: float) -> None:
-    """Source, checkpoint (one group) and a failed heartbeat connector; a heartbeat and a lag point at `now`."""
+    """A running application (its deployment, unless the test made one) reporting a source, a checkpoint
+    (one group) and a failed heartbeat connector; a heartbeat and a lag point at `now`."""
+    Deployment.objects.get_or_create(mirror_name=mirror.name,
+                                     defaults={"state": "running", "pid": 1, "generation": mirror.generation})
     channel.publish_status(fake, mirror.name, {"generation": mirror.generation, "connectors": {
         "source": {"state": "RUNNING", "error": None, "restart": 0,
                    "tasks": [{"id": 0, "state": "RUNNING"}, {"id": 1, "state": "RUNNING"}],

@@ -16,9 +16,10 @@ from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
 from controlplane import prometheus
-from mirrors.models import Deployment, Mirror
+from mirrors.models import Mirror
 from mirrors.services import status
-from tests.api.prometheus_data import make_mirror, publish_running
+from mirrors.services.mirrors import create_mirror
+from tests.api.prometheus_data import make_mirror, publish_running, samples, value
 from tests.grafana_queries import Query, matches, queries
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +36,6 @@ def exported(fake_redis, monkeypatch) -> list[tuple[str, dict[str, str]]]:
     monkeypatch.setattr(status.time, "time", lambda: now)
     mirror: Mirror = make_mirror()
     publish_running(fake_redis, mirror, now)
-    Deployment.objects.create(mirror_name="m1", state="running", pid=1, generation=1)
     response = Client().get("/metrics")
     assert response.status_code == 200
     return [(s.name, s.labels) for family in text_string_to_metric_families(response.content.decode())
@@ -77,12 +77,19 @@ def test_mirrorplanes_dashboard_reads_only_exported_metrics(exported):
     assert not problems, "\n".join(problems)
 
 
-def test_scrape_reads_redis_three_times_per_mirror(fake_redis, monkeypatch):
-    """The live status, the heartbeat points and the lag points: one read each."""
-    publish_running(fake_redis, make_mirror(), time.time())
+def test_scrape_reads_redis_in_one_round_trip_for_all_mirrors(fake_redis, monkeypatch):
+    """Every mirror's live status, heartbeat points and lag points in one pipeline, as the overview reads them."""
+    first = make_mirror()
+    publish_running(fake_redis, first, time.time())
+    for name in ("m2", "m3"):
+        publish_running(fake_redis, create_mirror(name=name, source=first.source, target=first.target), time.time())
     calls = []
     for method in ("get", "xrevrange", "xrange", "pipeline"):
         original = getattr(fake_redis, method)
         monkeypatch.setattr(fake_redis, method, lambda *a, _m=method, _o=original, **k: calls.append(_m) or _o(*a, **k))
-    prometheus.exposition()
-    assert sorted(calls) == ["get", "xrevrange", "xrevrange"]
+    parsed = samples(prometheus.exposition())
+    assert calls == ["pipeline"]
+    assert {labels for name, labels in parsed if name == "mirrorplane_mirror_generation"} == {
+        (("mirror", name),) for name in ("m1", "m2", "m3")}
+    assert value(parsed, "kafka_connect_mirror_source_connector_record_count", mirror="m3", source="east",
+                 target="west") == 5000

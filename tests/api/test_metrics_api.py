@@ -10,8 +10,7 @@ from django.utils import timezone
 
 from mirrorcore import channel, series
 from mirrors.models import Cluster, Connector, Deployment, Mirror
-from mirrors.services import metrics, mirrors
-from mirrors.services.metrics import link_health
+from mirrors.services import metrics, mirrors, observed
 from mirrors.services.mirrors import create_mirror
 from mirrors.services.status import checkpoint_groups
 from tests.fakes import DownRedis
@@ -119,10 +118,15 @@ def test_deleting_a_mirror_tolerates_redis_being_away(api, mirror, monkeypatch, 
 
 # -- link health ---------------------------------------------------------------------------
 
+def published_link_health(mirror: Mirror, now: float | None = None) -> dict:
+    """Link health with the live status the mirror's application published (if any)."""
+    return metrics.link_health(mirror, observed.live_status(mirror), now)
+
+
 def test_a_recent_heartbeat_is_healthy(fake_redis, mirror):
     now = time.time()
     beat(fake_redis, now - 2, latency=35)
-    health = link_health(mirror, now=now)
+    health = published_link_health(mirror, now=now)
     assert health == {"state": "healthy", "reason": "last heartbeat 2.0 s ago", "last_heartbeat_at": pytest.approx(
         now - 2, abs=0.01), "latency_ms": 35, "unhealthy_after_seconds": 10.0}
 
@@ -131,7 +135,7 @@ def test_silence_beyond_the_limit_is_unhealthy_and_names_the_paused_source(fake_
     now = time.time()
     beat(fake_redis, now - 14)
     live(fake_redis, mirror, source={"state": "PAUSED"})
-    health = link_health(mirror, now=now)
+    health = published_link_health(mirror, now=now)
     assert health["state"] == "unhealthy"
     assert health["reason"] == "no heartbeat from east for 14 s (limit 10 s); the source connector is PAUSED"
     assert health["latency_ms"] == 12
@@ -142,12 +146,12 @@ def test_the_limit_comes_from_the_heartbeat_connector(fake_redis, mirror):
     beat(fake_redis, now - 14)
     set_heartbeat(mirror, config={"link.unhealthy.after.seconds": "30"})
     live(fake_redis, mirror)
-    health = link_health(mirror, now=now)
+    health = published_link_health(mirror, now=now)
     assert health["state"] == "healthy" and health["unhealthy_after_seconds"] == 30.0
 
 
 def test_no_status_and_no_heartbeat_ever(fake_redis, mirror):
-    health = link_health(mirror)
+    health = published_link_health(mirror)
     assert health["state"] == "unhealthy"
     assert health["reason"] == ("no heartbeat from east yet (limit 10 s); the application reports no status; "
                                 "the source connector is UNASSIGNED; the heartbeat connector is UNASSIGNED")
@@ -158,15 +162,15 @@ def test_a_fresh_submission_waits_for_its_first_heartbeat(fake_redis, mirror):
     now = time.time()
     beat(fake_redis, now - 3600)  # from an earlier run
     Deployment.objects.create(mirror_name="m1", state="running", submitted_at=timezone.now() - timedelta(seconds=4))
-    assert link_health(mirror, now=now)["reason"] == "waiting for the first heartbeat"
-    assert link_health(mirror, now=now)["state"] == "unknown"
-    assert link_health(mirror, now=now + 20)["state"] == "unhealthy"
+    assert published_link_health(mirror, now=now)["reason"] == "waiting for the first heartbeat"
+    assert published_link_health(mirror, now=now)["state"] == "unknown"
+    assert published_link_health(mirror, now=now + 20)["state"] == "unhealthy"
 
 
 def test_a_new_mirror_waits_for_its_first_heartbeat(fake_redis, mirror):
     Mirror.objects.filter(pk=mirror.pk).update(created_at=timezone.now())
     mirror.refresh_from_db()
-    assert link_health(mirror)["state"] == "unknown"
+    assert published_link_health(mirror)["state"] == "unknown"
 
 
 @pytest.mark.parametrize(("policy", "config", "reason"), [
@@ -178,7 +182,7 @@ def test_heartbeats_off_is_unknown(fake_redis, mirror, policy, config, reason):
     Mirror.objects.filter(pk=mirror.pk).update(replication_policy=policy)
     set_heartbeat(mirror, config=config)
     mirror.refresh_from_db()
-    health = link_health(mirror)
+    health = published_link_health(mirror)
     assert health["state"] == "unknown" and reason in health["reason"]
 
 
@@ -187,9 +191,9 @@ def test_a_heartbeat_connector_held_still_says_so(fake_redis, mirror, desired):
     now = time.time()
     set_heartbeat(mirror, desired_state=desired)
     beat(fake_redis, now - 1)
-    health = link_health(mirror, now=now)
+    health = published_link_health(mirror, now=now)
     assert health["state"] == "healthy" and f"the heartbeat connector is {desired}" in health["reason"]
-    health = link_health(mirror, now=now + 60)
+    health = published_link_health(mirror, now=now + 60)
     assert health["state"] == "unhealthy"
     assert health["reason"] == f"the heartbeat connector is {desired}: no heartbeats are emitted from east"
 
@@ -197,13 +201,13 @@ def test_a_heartbeat_connector_held_still_says_so(fake_redis, mirror, desired):
 def test_a_heartbeat_connector_that_cannot_time_the_link_says_why(fake_redis, mirror):
     detail = "cannot write heartbeats on 'east' (denied): the link's latency is not measured"
     live(fake_redis, mirror, heartbeat={"detail": detail})
-    health = link_health(mirror)
+    health = published_link_health(mirror)
     assert health == health | {"state": "unknown", "reason": detail}
 
 
 def test_link_health_without_redis_is_unknown(mirror, monkeypatch):
     monkeypatch.setattr(metrics, "get_redis", DownRedis)
-    health = link_health(mirror, live=None)
+    health = metrics.link_health(mirror, None)
     assert health["state"] == "unknown" and health["reason"].startswith("cannot read heartbeats: ")
 
 

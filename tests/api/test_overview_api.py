@@ -42,7 +42,7 @@ class PipelinedFakeRedis(FakeRedis):
 @pytest.fixture
 def redis_fake(monkeypatch) -> PipelinedFakeRedis:
     fake = PipelinedFakeRedis()
-    for module in (overview, metrics, observed):
+    for module in (metrics, observed):
         monkeypatch.setattr(module, "get_redis", lambda: fake)
     return fake
 
@@ -196,7 +196,7 @@ def test_without_redis_every_mirror_is_degraded_and_one_problem_says_why(api, cl
         Deployment.objects.create(mirror_name=mirror.name, state="running", pid=1, last_report_at=timezone.now())
         Connector.objects.filter(mirror=mirror).update(state="RUNNING")
     Connector.objects.filter(mirror__name="b").update(desired_state="stopped", state="STOPPED")
-    for module in (overview, metrics, observed):
+    for module in (metrics, observed):
         monkeypatch.setattr(module, "get_redis", DownRedis)
     response = api.get("/api/v1/overview/")
     assert response.status_code == 200, response.content

@@ -34,7 +34,7 @@ def test_metrics_have_mirror_maker_names(fake_redis, mirror, monkeypatch):
     monkeypatch.setattr(prometheus.time, "time", lambda: now)
     monkeypatch.setattr(status.time, "time", lambda: now)
     publish_running(fake_redis, mirror, now)
-    Deployment.objects.create(mirror_name="m1", state="running", pid=1, restarts=2, generation=1)
+    Deployment.objects.filter(mirror_name="m1").update(restarts=2)
     Connector.objects.filter(mirror=mirror, kind="heartbeat").update(restarts=4)
 
     response = Client().get("/metrics")
