@@ -42,6 +42,9 @@ def failover_refusal(name: str, source_desired: str, source_state: str, applicat
     """Why mirror `name` may not fail over now (None: it may)."""
     if phase == "failed_over":
         return {"mirror": [f"mirror {name!r} has failed over already: fail back (POST .../failback/) or delete it"]}
+    if phase == "failed_back" and source_desired == DesiredState.STOPPED:
+        return {"mirror": [f"mirror {name!r} has failed back and its source connector is stopped: resume it "
+                           "(POST .../connectors/source/resume/) so that it mirrors again, then fail over"]}
     if source_desired == DesiredState.PAUSED or source_state == ConnectorState.PAUSED:
         return {"mirror": [f"mirror {name!r} is paused (source connector): resume it so that it can drain, "
                            "then fail over"]}

@@ -217,3 +217,7 @@ def test_failover_then_failback_with_a_pending_group(operator, mirror, kafka):
     assert response.status_code == 200 and response.json()["reverse_mirror"]["created"] is False
     assert set(Connector.objects.filter(mirror=reverse).values_list("desired_state", flat=True)) == {"running"}
     assert Mirror.objects.count() == 2
+
+    # After the cycle the forward mirror's source connector is stopped: no second failover until it runs.
+    response = operator.post("/api/v1/mirrors/m/failover/?force=true")
+    assert response.status_code == 409 and "has failed back" in response.json()["mirror"][0]

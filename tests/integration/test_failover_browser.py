@@ -66,5 +66,10 @@ def test_operator_fails_over_and_back_from_the_page(browse, make_user, fake_redi
     assert page.locator("#reverse-link a").inner_text() == "east-to-west-failback"
     page.locator('#failback-result tr[data-group="billing"][data-status="synced"]').wait_for()
     assert Mirror.objects.filter(name="east-to-west-failback").exists()
+    # A completed cycle offers neither verb, and says what comes next.
+    page.locator("#cycle-done").wait_for()
+    assert "Resume it there" in page.locator("#cycle-done").inner_text()
+    assert page.get_by_role("button", name="Fail over…").is_disabled()
+    assert page.get_by_role("button", name="Fail back…").is_disabled()
     assert unnamed_controls(page) == []
     screenshot(page, "failover")

@@ -91,6 +91,7 @@ def test_commit_plan_only_moves_groups_forward_on_existing_partitions():
     ("running", "FAILED", "running", None, "mirror", "has failed"),
     ("running", "RUNNING", "failed", None, "mirror", "has failed"),
     ("stopped", "STOPPED", "not_running", "failed_over", "mirror", "failed over already"),
+    ("stopped", "STOPPED", "running", "failed_back", "mirror", "has failed back and its source connector is stopped"),
 ])
 def test_failover_refusals(desired, state, app, phase, key, words):
     refusal = failover_refusal("m", desired, state, app, phase)

@@ -107,11 +107,21 @@
           groupsTable(state.groups, "back"));
       }
     }
+    // A completed cycle (failed back, this mirror's source connector stopped): neither verb applies until
+    // the operator resumes the mirror; say so instead of offering buttons the API would refuse.
+    const cycleDone = Boolean(state) && state.phase === "failed_back" && state.source_connector === "stopped";
+    const next = document.getElementById("cycle-done");
+    if (next) next.hidden = !cycleDone;
     if (form) {
       const failedOver = state && state.phase === "failed_over";
-      form.querySelector("button").disabled = busy || failedOver;
+      form.querySelector("button").disabled = busy || failedOver || cycleDone;
     }
-    if (failbackButton) failbackButton.disabled = busy || !state || Boolean(loop);
+    if (failbackButton) {
+      // Failing back again only resumes the reverse mirror: offered while one of its connectors is held.
+      const reverse = state && state.reverse_mirror ? Object.values(state.reverse_mirror.connectors || {}) : [];
+      const reverseRunning = reverse.length > 0 && reverse.every((desired) => desired === "running");
+      failbackButton.disabled = busy || !state || Boolean(loop) || (state.phase === "failed_back" && reverseRunning);
+    }
   }
 
   async function refreshState() {
