@@ -54,8 +54,9 @@ def decide(setting: str, partitions: int, slots: int, backlog: int | None, limit
     if setting == REAL_TIME:
         if too_few:
             raise ModeError(f"replication.mode is real-time, which needs a task slot per source partition: "
-                            f"{partitions} partitions, {slots} task slots (raise N in local[N] or the executors' "
-                            f"cores, or set replication.mode to auto or micro-batch)")
+                            f"{partitions} partitions, {slots} task slots (raise MIRRORPLANE_LOCAL_TASK_THREADS or "
+                            f"N in local[N], or the executors' cores, or set replication.mode to auto or "
+                            f"micro-batch)")
         return ModeDecision(REAL_TIME, "replication.mode is real-time")
     if too_few:
         return ModeDecision(MICRO_BATCH, f"{partitions} partitions, more than the {slots} task slots real-time "

@@ -19,6 +19,7 @@ from django.conf import settings
 
 from controlplane.infra import class_archive, hadoop_fs, processes
 from controlplane.infra import spark as spark_jars
+from mirrorcore import local_master
 from mirrorcore.overrides import with_kafka_system_properties
 from mirrors.models import Mirror
 from mirrors.services.overrides import installation_policy
@@ -191,10 +192,13 @@ def master(mirror: Mirror) -> str:
 
 def submit_argv(mirror: Mirror, config_path: Path, jars: list[Path]) -> list[str]:
     """The client-mode spark-submit command line: `--master` is the mirror's `spark.master`, else
-    SPARK_MASTER; `--driver-memory` the mirror's, else MIRRORPLANE_SPARK_DRIVER_MEMORY; executor
-    options only when the mirror sets them."""
-    return spark_jars.submit_argv(f"mirrorplane-{mirror.name}", master(mirror), config_path, jars,
-                                  resource_options(mirror), mirror_conf(mirror) | jvm_conf(mirror))
+    SPARK_MASTER (a local one with MIRRORPLANE_LOCAL_TASK_THREADS task threads, its N passed as the
+    application's cores); `--driver-memory` the mirror's, else MIRRORPLANE_SPARK_DRIVER_MEMORY;
+    executor options only when the mirror sets them."""
+    submitted, cores = local_master.widened(master(mirror), settings.LOCAL_TASK_THREADS, os.cpu_count() or 1)
+    conf = mirror_conf(mirror) | jvm_conf(mirror) | ({local_master.CORES_CONF: str(cores)} if cores else {})
+    return spark_jars.submit_argv(f"mirrorplane-{mirror.name}", submitted, config_path, jars,
+                                  resource_options(mirror), conf)
 
 
 def cluster_submit_argv(mirror: Mirror, archive: str, code: Path, config: Path, tags: list[str],

@@ -73,7 +73,8 @@ class SourceConnector(ReplicationModes, Connector):
         # The latest start in this application's life that placed partitions without a checkpoint
         # (kept across later restarts from a good checkpoint: the duplicates it caused stay told).
         self.last_resume: dict | None = None
-        self.cores: int | None = None  # tasks the application runs at once, known once Spark is up
+        self.cores: int | None = None  # tasks copying at once, known once Spark is up
+        self.slots: int | None = None  # task threads (real-time mode needs one per partition)
         self.mode_setting = replication_mode.AUTO
         self.mode: replication_mode.ModeDecision | None = None  # the running query's
         self.next_mode_check = 0.0
@@ -190,7 +191,7 @@ class SourceConnector(ReplicationModes, Connector):
                     self.resume_plan = plan
                     self._remember_resume(plan, (self.last_resume or {}).get("cause", "no checkpoint"))
             starting = self.resume_plan.starting_offsets(self._partitions())
-        self.cores = self.spark.sparkContext.defaultParallelism
+        self._count_slots()
         mode = mode or self._decide_mode(self._backlog(self._start_positions()))
         reader = (
             self.spark.readStream.format("kafka")

@@ -11,6 +11,7 @@ import logging
 import time
 from typing import Any
 
+from mirrorcore import local_master
 from spark_runtime import checkpoint_store, real_time, replication_mode
 
 log = logging.getLogger(__name__)
@@ -33,15 +34,24 @@ class ReplicationModes:
     settings: Any
     config: Any
     cores: int | None
+    slots: int | None
     source_admin: Any
     progress: Any
     handover: dict[tuple[str, int], int] | None
 
     def _decide_mode(self, backlog: int | None) -> replication_mode.ModeDecision:
         limit = self.settings.get_int("replication.mode.auto.backlog.records", replication_mode.DEFAULT_BACKLOG_RECORDS)
-        return replication_mode.decide(self.mode_setting, sum(self.topics.values()), self.cores or 1, backlog, limit,
+        return replication_mode.decide(self.mode_setting, sum(self.topics.values()), self.slots or 1, backlog, limit,
                                        self.mode.mode if self.mode is not None and self.query is not None else None,
                                        local=self._tasks_local())
+
+    def _count_slots(self) -> None:
+        """Task slots (every task thread: real-time mode holds one per partition) and cores (tasks
+        copying at once: the operator's N when the control plane widened a local[N] master)."""
+        context = self.spark.sparkContext
+        self.slots = context.defaultParallelism
+        given = context.getConf().get(local_master.CORES_CONF)
+        self.cores = min(int(given), self.slots) if given else self.slots
 
     def _start_positions(self) -> dict[tuple[str, int], int]:
         """Where the query about to start reads next, per partition, as far as known: what it
@@ -70,7 +80,7 @@ class ReplicationModes:
         checkpoint is shared, so the new query goes on exactly where the old one stopped); real-time
         mode: take in partitions added on the source."""
         self.next_mode_check = time.monotonic() + MODE_CHECK_SECONDS
-        self.cores = self.spark.sparkContext.defaultParallelism  # executors may join or leave
+        self._count_slots()  # executors may join or leave
         if self.mode is not None and self.mode.mode == replication_mode.REAL_TIME:
             # No batch function runs to grow the remote partitions first: a partition added on the
             # source is grown here, and the query restarts so that it gets a task (and a slot).

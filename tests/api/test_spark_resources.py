@@ -92,7 +92,7 @@ def test_changing_spark_resources_restarts_the_application(api, clusters):
     assert same.json()["generation"] == 2
 
 
-@override_settings(SPARK_MASTER="local[2]", SPARK_DRIVER_MEMORY="1g")
+@override_settings(SPARK_MASTER="local[2]", SPARK_DRIVER_MEMORY="1g", LOCAL_TASK_THREADS=0)
 def test_command_line_keeps_the_defaults(api, clusters):
     assert post_mirror(api).status_code == 201
     argv = runtime.submit_argv(Mirror.objects.get(name="m1"), Path("/data/m1/app.json"), [Path("/j/a.jar")])
@@ -104,6 +104,14 @@ def test_command_line_keeps_the_defaults(api, clusters):
     assert opts["--driver-memory"] == ["1g"]
     assert "spark.jars=/j/a.jar" in opts["--conf"]
     assert not {"--executor-memory", "--executor-cores", "--total-executor-cores", "--num-executors"} & set(opts)
+
+
+@override_settings(SPARK_MASTER="local[2]", SPARK_DRIVER_MEMORY="1g", LOCAL_TASK_THREADS=16)
+def test_a_local_master_gets_task_threads_for_real_time_mode_and_keeps_its_cores(api, clusters):
+    assert post_mirror(api).status_code == 201
+    opts = options(runtime.submit_argv(Mirror.objects.get(name="m1"), Path("/c"), []))
+    assert opts["--master"] == ["local[16]"]
+    assert "spark.mirrorplane.cores=2" in opts["--conf"]
 
 
 @override_settings(SPARK_MASTER="spark://cluster:7077", SPARK_DRIVER_MEMORY="1g")

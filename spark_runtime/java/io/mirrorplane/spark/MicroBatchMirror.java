@@ -77,12 +77,19 @@ public final class MicroBatchMirror implements VoidFunction2<Dataset<Row>, Long>
         partitions.forEach((topic, count) -> remotePartitions.put(topic, count.intValue()));
     }
 
+    /** Tasks copying at once: the operator's N of a local[N] master the control plane widened with task
+     * threads for real-time mode (spark.mirrorplane.cores), else every task slot. */
+    static int cores(org.apache.spark.SparkContext context) {
+        int slots = context.defaultParallelism();
+        return Math.min(slots, context.getConf().getInt("spark.mirrorplane.cores", slots));
+    }
+
     @Override
     public void call(Dataset<Row> batch, Long batchId) throws Exception {
         long started = System.nanoTime();
         List<KafkaBatchInputPartition> ranges = KafkaMirrorWriter.rangesOf(batch);
         awaitRemotePartitions(ranges);
-        int slots = Math.max(1, Math.min(tasksMax, batch.sparkSession().sparkContext().defaultParallelism()));
+        int slots = Math.max(1, Math.min(tasksMax, cores(batch.sparkSession().sparkContext())));
         List<String> lines = KafkaMirrorWriter.write(batch, ranges, producerConfig, remoteTopics, slots, maxOffsetLag,
             states);
         List<long[]> syncs = new ArrayList<>();
