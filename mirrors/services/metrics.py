@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import enum
 import logging
 import time
+from typing import Literal
 
 import redis
 
@@ -18,7 +20,13 @@ log = logging.getLogger(__name__)
 
 DEFAULT_UNHEALTHY_AFTER_SECONDS = 10.0
 HEALTHY, UNHEALTHY, UNKNOWN = "healthy", "unhealthy", "unknown"
-_READ = object()  # link_health reads the live status itself
+
+
+class _Sentinel(enum.Enum):
+    READ = enum.auto()  # link_health reads the live status itself
+
+
+_READ = _Sentinel.READ
 
 
 def read_series(mirror_name: str, name: str, since: float | None = None, until: float | None = None,
@@ -51,7 +59,7 @@ def unhealthy_after_seconds(heartbeat: Connector | None) -> float:
     return value if value > 0 else DEFAULT_UNHEALTHY_AFTER_SECONDS
 
 
-def link_health(mirror: Mirror, now: float | None = None, live: dict | object | None = _READ) -> dict:
+def link_health(mirror: Mirror, now: float | None = None, live: dict | Literal[_Sentinel.READ] | None = _READ) -> dict:
     """Is the heartbeat link source -> target alive: the newest heartbeat arrival against the limit.
 
     `live`: the application's live status if the caller already has it (None: there is none).
