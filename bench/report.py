@@ -171,7 +171,7 @@ def build(machine: dict, settings: dict, runs: list[dict], latency: list[dict], 
     return {"complete": complete, "machine": machine, "settings": settings, "summary": summary,
             "ratios": ratio_table, "upper_bounds": upper_summary(upper or []), "mm2_search": sweep or [],
             "latency_summary": latency_summary, "scale": scale,
-            "goals": goals(ratio_table.get(main, {}), latency_summary, scale),
+            "goals": goals(ratio_table.get(main, {}) if main is not None else {}, latency_summary, scale),
             "runs": runs, "latency": latency, "upper_runs": upper or []}
 
 

@@ -74,6 +74,16 @@ class Benchmark:
         self.bounds: UpperBounds | None = None
         self.mm2_best: int | None = None
 
+    def _env(self) -> Environment:
+        if self.env is None:
+            raise RuntimeError("the clusters are not started")
+        return self.env
+
+    def _clusters(self) -> BenchClusters:
+        if self.clusters is None:
+            raise RuntimeError("the clusters are not started")
+        return self.clusters
+
     def _settings(self) -> dict:
         o = self.options
         main = self.datasets[0]
@@ -134,7 +144,7 @@ class Benchmark:
                 say(f"no upper bounds: {error}")
 
     def load(self, dataset: Dataset) -> None:
-        o, env = self.options, self.env
+        o, env = self.options, self._env()
         payload = dataset_payload_bytes(dataset.records, o.key_bytes, dataset.record_bytes)
         create_topic(env.source, dataset.topic, o.partitions, dataset.topic_config)
         say(f"loading {dataset.records:,} records of {dataset.record_bytes:,} B ({payload / 1e6:,.0f} MB, "
@@ -155,8 +165,8 @@ class Benchmark:
         payload = dataset_payload_bytes(dataset.records, o.key_bytes, dataset.record_bytes)
         control_plane = self.candidates["mirrorplane"].control_plane_groups() if "mirrorplane" in self.candidates \
             else []
-        run = backfill(self.candidates[name], spec, self.env, dataset.records, payload, o.run_timeout,
-                       control_plane if name == "mirrorplane" else [], self.clusters.broker_groups())
+        run = backfill(self.candidates[name], spec, self._env(), dataset.records, payload, o.run_timeout,
+                       control_plane if name == "mirrorplane" else [], self._clusters().broker_groups())
         run |= {"dataset": dataset.name, "main_dataset": dataset.main, "compression": dataset.compression,
                 "record_bytes": dataset.record_bytes}
         say(_describe(run))
@@ -199,16 +209,16 @@ class Benchmark:
             time.sleep(SETTLE_SECONDS)
             last_of_repetition = index == len(order) or order[index][0] != repetition
             if last_of_repetition and self.bounds is not None:
-                self.upper_bounds(dataset, repetition)
+                self.upper_bounds(self.bounds, dataset, repetition)
 
-    def upper_bounds(self, dataset: Dataset, repetition: int) -> None:
+    def upper_bounds(self, bounds: UpperBounds, dataset: Dataset, repetition: int) -> None:
         label = f"r{repetition}-{dataset.name.lower()}"
         base = {"dataset": dataset.name, "main_dataset": dataset.main, "repetition": repetition,
                 "records_expected": dataset.records}
         say(f"upper bounds of {dataset.name}, repetition {repetition}: producer and consumer perf tools")
-        producer = self.bounds.producer(label, dataset.records, dataset.record_bytes, self.options.partitions,
-                                        dataset.compression)
-        consumer = self.bounds.consumer(label, dataset.topic, dataset.records)
+        producer = bounds.producer(label, dataset.records, dataset.record_bytes, self.options.partitions,
+                                   dataset.compression)
+        consumer = bounds.consumer(label, dataset.topic, dataset.records)
         for tool, result in (("producer", producer), ("consumer", consumer)):
             self.upper.append(base | {"tool": tool} | result)
             say(f"  {tool}: " + (f"{result['records_per_second']:,.0f} records/s" if not result["error"]
@@ -250,7 +260,7 @@ class Benchmark:
                        tasks=tasks)
         say(f"latency {repetition}/{o.latency_repetitions} of {candidate.title} at {level} = {rate:,} records/s for "
             f"{o.latency_seconds:g} s (tasks.max {tasks})")
-        result = measure(candidate, spec, self.env, rate, o.latency_seconds, o.key_bytes, o.record_bytes, say)
+        result = measure(candidate, spec, self._env(), rate, o.latency_seconds, o.key_bytes, o.record_bytes, say)
         result |= base
         say(f"  p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms, p99 {result['p99_ms']} ms at "
             f"{result.get('achieved_rate') or 0:,.0f} records/s" + (f"; error: {result['error']}"
@@ -274,11 +284,11 @@ class Benchmark:
                     raise
                 self.settings.setdefault("dataset_errors", {})[dataset.name] = f"{type(error).__name__}: {error}"
                 say(f"dataset {dataset.name} failed: {error}")
-            delete_topics(self.env.source, dataset.topic)
+            delete_topics(self._env().source, dataset.topic)
         if not self.options.skip_latency:
             self.latencies()
         if not self.options.skip_scale and "mirrorplane" in self.candidates:
-            self.scale = measure_scale(self.candidates["mirrorplane"], self.env, self.options.scale_topics,
+            self.scale = measure_scale(self.candidates["mirrorplane"], self._env(), self.options.scale_topics,
                                        self.options.scale_partitions, self.options.scale_records,
                                        self.options.tasks[0], say)
             say(_describe_scale(self.scale))

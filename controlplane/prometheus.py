@@ -19,6 +19,7 @@ import logging
 import os
 import time
 from collections.abc import Iterator
+from typing import cast
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -26,6 +27,7 @@ from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from rest_framework import exceptions
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
 
@@ -142,13 +144,13 @@ class MirrorCollector:
                                                round(p["checkpoint_age_seconds"] * 1000, 1))
 
         connectors = _connectors(mirror, live)
-        for connector, reading in connectors:
+        for connector, now_state in connectors:
             for state in ConnectorState.values:
-                f["state"].add_metric([mirror.name, connector.kind, state], 1.0 if state == reading.state else 0.0)
-            f["tasks"].add_metric([mirror.name, connector.kind], len(reading.tasks))
+                f["state"].add_metric([mirror.name, connector.kind, state], 1.0 if state == now_state.state else 0.0)
+            f["tasks"].add_metric([mirror.name, connector.kind], len(now_state.tasks))
             for state in ConnectorState.values:
                 f["task_state"].add_metric([mirror.name, connector.kind, state],
-                                           sum(1 for t in reading.tasks if t.get("state") == state))
+                                           sum(1 for t in now_state.tasks if t.get("state") == state))
             f["connector_restarts"].add_metric([mirror.name, connector.kind], connector.restarts)
 
         for state in ApplicationState.values:
@@ -156,12 +158,12 @@ class MirrorCollector:
         f["app_restarts"].add_metric([mirror.name], deployment.restarts if deployment else 0)
         f["generation"].add_metric([mirror.name], mirror.generation)
 
-        reading = strimzi.MirrorReading(
+        mirror_reading = strimzi.MirrorReading(
             name=mirror.name, source=mirror.source.alias, target=mirror.target.alias, live=live,
             heartbeats=heartbeats, lags=lags, connectors=[r for _, r in connectors], application_state=app_state,
             checkpoint_groups=groups, namespace=settings.METRICS_NAMESPACE)
-        for name, labels, value in strimzi.mirror_samples(reading, now):
-            f[name].add_metric([labels[label] for label in strimzi.FAMILIES[name].labels], value)
+        for name, sample_labels, value in strimzi.mirror_samples(mirror_reading, now):
+            f[name].add_metric([sample_labels[label] for label in strimzi.FAMILIES[name].labels], value)
 
 
 def _connectors(mirror: Mirror, live: dict | None) -> list[tuple[Connector, strimzi.ConnectorReading]]:
@@ -190,7 +192,8 @@ def _signed_in(request: HttpRequest) -> bool:
     if user is not None and user.is_authenticated:
         return True
     wrapped = Request(request)
-    for authentication in api_settings.DEFAULT_AUTHENTICATION_CLASSES:
+    # classes: api_settings imports the dotted paths of the setting (its stubs type them as the strings)
+    for authentication in cast("list[type[BaseAuthentication]]", api_settings.DEFAULT_AUTHENTICATION_CLASSES):
         try:
             result = authentication().authenticate(wrapped)
         except exceptions.APIException:

@@ -10,10 +10,15 @@ from __future__ import annotations
 import datetime
 import ipaddress
 from dataclasses import dataclass, field
+from typing import cast
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.types import (
+    CertificateIssuerPrivateKeyTypes,
+    CertificateIssuerPublicKeyTypes,
+)
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 DEFAULT_SANS = ("localhost", "127.0.0.1")
@@ -83,7 +88,10 @@ def issue(
     localhost and 127.0.0.1) or for a client (clientAuth only, no SANs unless given). The subject is
     `CN=<common_name>`, so a broker's principal for it is `User:CN=<common_name>` by default."""
     ca_cert = x509.load_pem_x509_certificate(ca.cert_pem.encode())
-    ca_key = serialization.load_pem_private_key(ca.key_pem.encode(), password=None)
+    # A CA's keys are of the kinds that sign certificates (sign() refuses any other)
+    ca_key = cast(CertificateIssuerPrivateKeyTypes,
+                  serialization.load_pem_private_key(ca.key_pem.encode(), password=None))
+    ca_public_key = cast(CertificateIssuerPublicKeyTypes, ca_cert.public_key())
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.UTC)
     usages = [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH] if server else [
@@ -104,7 +112,7 @@ def issue(
             critical=True,
         )
         .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_public_key), critical=False)
     )
     names = list(DEFAULT_SANS if sans is None and server else sans or ())
     if names:

@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any, Literal, overload
 
 from django.contrib.staticfiles.finders import BaseFinder
+from django.core.exceptions import ImproperlyConfigured
 from django.core.files.storage import FileSystemStorage
 
 PLOTLY_PATH = "vendor/plotly.min.js"
 
 
 def plotly_js() -> Path:
-    return Path(importlib.util.find_spec("plotly").origin).parent / "package_data" / "plotly.min.js"
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or spec.origin is None:
+        raise ImproperlyConfigured("the plotly package is not installed")
+    return Path(spec.origin).parent / "package_data" / "plotly.min.js"
+
+
+class _VendorStorage(FileSystemStorage):
+    prefix = "vendor"  # where collectstatic puts the files it lists (as FileSystemFinder's prefixes)
 
 
 class PlotlyFinder(BaseFinder):
@@ -21,13 +30,15 @@ class PlotlyFinder(BaseFinder):
     def check(self, **kwargs) -> list:
         return []
 
-    def find(self, path: str, find_all: bool = False, **kwargs) -> str | list[str]:
+    @overload
+    def find(self, path: str, find_all: Literal[False] = False, **kwargs: Any) -> str | None: ...
+    @overload
+    def find(self, path: str, find_all: Literal[True], **kwargs: Any) -> list[str]: ...
+    def find(self, path: str, find_all: bool = False, **kwargs: Any) -> str | list[str] | None:
         if path != PLOTLY_PATH:
             return [] if find_all else None
         found = str(plotly_js())
         return [found] if find_all else found
 
     def list(self, ignore_patterns):
-        storage = FileSystemStorage(location=str(plotly_js().parent))
-        storage.prefix = "vendor"
-        yield "plotly.min.js", storage
+        yield "plotly.min.js", _VendorStorage(location=str(plotly_js().parent))

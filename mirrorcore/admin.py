@@ -5,6 +5,7 @@ from __future__ import annotations
 import concurrent.futures
 import time
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import (
@@ -26,6 +27,8 @@ from confluent_kafka.admin import (
 
 from mirrorcore.acl_sync import TopicAcl
 from mirrorcore.connection import ClusterConnection
+
+_T = TypeVar("_T")
 
 # Connection errors that retrying will not cure: stop waiting and report them.
 REFUSED_ERRORS = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL})
@@ -55,8 +58,9 @@ class ClusterInfo:
     brokers: int
 
 
-def _source(entry) -> int:
-    return getattr(entry.source, "value", entry.source)
+def _source(entry: ConfigEntry) -> int:
+    source: ConfigSource | int = entry.source  # an int when the C client made the entry
+    return source.value if isinstance(source, ConfigSource) else source
 
 
 class KafkaAdmin:
@@ -67,7 +71,9 @@ class KafkaAdmin:
         self.connection = connection
         self.timeout = timeout
         self._connect_error: KafkaError | None = None
-        config = connection.librdkafka_config() | {
+        # librdkafka properties and a callback: confluent-kafka's annotation of the configuration
+        # (str, int, float or bool values) leaves out the callbacks it takes
+        config: dict[str, Any] = connection.librdkafka_config() | {
             "socket.connection.setup.timeout.ms": "10000",
             "error_cb": self._on_error,  # why librdkafka cannot connect; requests only time out
         } | (overrides or {})
@@ -81,7 +87,7 @@ class KafkaAdmin:
         if error.code() != KafkaError._ALL_BROKERS_DOWN or self._connect_error is None:
             self._connect_error = error
 
-    def _wait(self, future):
+    def _wait(self, future: concurrent.futures.Future[_T]) -> _T:
         """`future.result()`, serving error_cb meanwhile; gives up at once when the cluster refuses us."""
         deadline = time.monotonic() + self.timeout
         while True:
@@ -163,7 +169,8 @@ class KafkaAdmin:
 
     def topic_acls(self) -> list[TopicAcl]:
         """Every literal topic ACL of the cluster."""
-        query = AclBindingFilter(ResourceType.TOPIC, None, ResourcePatternType.LITERAL, None, None,
+        # None matches any name, principal and host (as AclBindingFilter documents; its annotation says str)
+        query = AclBindingFilter(ResourceType.TOPIC, None, ResourcePatternType.LITERAL, None, None,  # type: ignore[arg-type]
                                  AclOperation.ANY, AclPermissionType.ANY)
         try:
             bindings = self._wait(self.client.describe_acls(query, request_timeout=self.timeout))

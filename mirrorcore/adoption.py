@@ -22,7 +22,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from mirrorcore.formats import OffsetSync
 from mirrorcore.resume import ADOPTED, FROM_SYNC, Partition, PartitionStart, ResumePlan
@@ -73,7 +74,7 @@ def committed_offsets(records: Iterable[tuple[bytes | None, bytes | None]], sour
     by_name: dict[tuple[str, Partition], int] = {}
     for key, value in records:
         tp = source_partition(key, source_alias)
-        if tp is None:
+        if tp is None or key is None:
             continue
         name = str(json.loads(key)[0])
         offset = committed_offset(value)
@@ -87,14 +88,14 @@ def committed_offsets(records: Iterable[tuple[bytes | None, bytes | None]], sour
     return committed
 
 
-def start_plan(committed: dict[Partition, int], remote_ends: dict[Partition, int]) -> dict:
+def start_plan(committed: dict[Partition, int], remote_ends: dict[Partition, int]) -> dict[str, Any]:
     """The adopted plan a mirror keeps: each committed partition starts at `offset + 1`."""
     return {"from": ORIGIN, "partitions": {
         f"{topic}:{partition}": {"start": offset + 1, "remote_end": max(0, remote_ends.get((topic, partition), 0))}
         for (topic, partition), offset in sorted(committed.items())}}
 
 
-def parse_plan(adopted: dict | None) -> dict[Partition, tuple[int, int]]:
+def parse_plan(adopted: Mapping[str, Any] | None) -> dict[Partition, tuple[int, int]]:
     """(start, remote end at adoption) per source partition of an adopted plan."""
     starts: dict[Partition, tuple[int, int]] = {}
     for key, spec in ((adopted or {}).get("partitions") or {}).items():
@@ -119,7 +120,7 @@ def duplicates(start: int, remote_end: int, syncs: Iterable[OffsetSync]) -> tupl
     return max(0, remote_end - 1 - downstream), sync
 
 
-def adopt(plan: ResumePlan, adopted: dict | None, syncs: list[OffsetSync]) -> ResumePlan:
+def adopt(plan: ResumePlan, adopted: Mapping[str, Any] | None, syncs: list[OffsetSync]) -> ResumePlan:
     """`plan` (the offset-sync resume plan) with MM2's committed positions in the partitions they
     place; a partition whose latest sync is past its remote end at adoption keeps the sync's start."""
     starts = parse_plan(adopted)
@@ -136,9 +137,9 @@ def adopt(plan: ResumePlan, adopted: dict | None, syncs: list[OffsetSync]) -> Re
         newer = fallback.sync is not None and fallback.sync.downstream_offset >= end_at_adoption
         if fallback.how == FROM_SYNC and newer:
             continue  # this mirror has copied, and synced, past the adoption: the sync is newer
-        copied_twice, sync = duplicates(start, fallback.remote_end, by_partition.get(tp, ()))
-        placed[tp] = PartitionStart(tp[0], tp[1], start, ADOPTED, fallback.remote_end, copied_twice, sync,
-                                    None if sync is not None or not copied_twice else
+        copied_twice, counted_from = duplicates(start, fallback.remote_end, by_partition.get(tp, ()))
+        placed[tp] = PartitionStart(tp[0], tp[1], start, ADOPTED, fallback.remote_end, copied_twice, counted_from,
+                                    None if counted_from is not None or not copied_twice else
                                     "no offset sync at or before MM2's committed offset: every record on the "
                                     "remote partition counts")
     result = dataclasses.replace(plan, starts=placed, origin=ORIGIN)

@@ -61,14 +61,15 @@ class Desired:
         )
 
 
-def publish_status(client: Any, mirror: str, status: dict) -> None:
+def publish_status(client: Any, mirror: str, status: dict[str, Any]) -> None:
     status = status | {"reported_at": time.time()}
     client.set(status_key(mirror), json.dumps(status), ex=STATUS_TTL_SECONDS)
 
 
-def read_status(client: Any, mirror: str) -> dict | None:
+def read_status(client: Any, mirror: str) -> dict[str, Any] | None:
     raw = client.get(status_key(mirror))
-    return json.loads(raw) if raw else None
+    status: dict[str, Any] | None = json.loads(raw) if raw else None
+    return status
 
 
 def publish_desired(client: Any, mirror: str, desired: Desired) -> None:

@@ -7,8 +7,10 @@ command line, so credentials never show in `ps`, logs or the Spark UI.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mirrorcore.connection import ClusterConnection
 from mirrorcore.filters import (
@@ -71,14 +73,14 @@ class MirrorConfig:
     overrides: OverridePolicy = field(default_factory=OverridePolicy)
     # Where a mirror that took over from a running MM2 starts each partition without a checkpoint
     # (mirrorcore/adoption.py); None: not adopted.
-    adopted: dict | None = None
+    adopted: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.checkpoint_location:
             object.__setattr__(self, "checkpoint_location", str(Path(self.work_dir) / "checkpoints"))
 
     @classmethod
-    def from_dict(cls, data: dict) -> MirrorConfig:
+    def from_dict(cls, data: Mapping[str, Any]) -> MirrorConfig:
         connectors = {
             kind: ConnectorSettings(
                 tasks_max=int(spec.get("tasks_max", 1)),

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -42,7 +44,7 @@ class ClusterConnection:
     config: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, data: dict) -> ClusterConnection:
+    def from_dict(cls, data: Mapping[str, Any]) -> ClusterConnection:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         known["config"] = {str(k): str(v) for k, v in (data.get("config") or {}).items()}
         return cls(**known)

@@ -19,10 +19,13 @@ def _string(value: str) -> bytes:
 
 
 class _Reader:
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes | None) -> None:
+        if data is None:
+            raise ValueError("a null key or value")
         self.data, self.pos = data, 0
 
     def _take(self, fmt: struct.Struct) -> int:
+        value: int
         (value,) = fmt.unpack_from(self.data, self.pos)
         self.pos += fmt.size
         return value
@@ -57,7 +60,7 @@ class Heartbeat:
         return _INT16.pack(self.version) + _INT64.pack(self.timestamp_ms)
 
     @classmethod
-    def decode(cls, key: bytes, value: bytes) -> Heartbeat:
+    def decode(cls, key: bytes | None, value: bytes | None) -> Heartbeat:
         k, v = _Reader(key), _Reader(value)
         source, target = k.string(), k.string()
         version = v.int16()
@@ -82,7 +85,7 @@ class Checkpoint:
                 + _INT64.pack(self.downstream_offset) + _string(self.metadata))
 
     @classmethod
-    def decode(cls, key: bytes, value: bytes) -> Checkpoint:
+    def decode(cls, key: bytes | None, value: bytes | None) -> Checkpoint:
         k, v = _Reader(key), _Reader(value)
         group, topic, partition = k.string(), k.string(), k.int32()
         version = v.int16()
@@ -103,7 +106,7 @@ class OffsetSync:
         return _INT64.pack(self.upstream_offset) + _INT64.pack(self.downstream_offset)
 
     @classmethod
-    def decode(cls, key: bytes, value: bytes) -> OffsetSync:
+    def decode(cls, key: bytes | None, value: bytes | None) -> OffsetSync:
         k, v = _Reader(key), _Reader(value)
         topic, partition = k.string(), k.int32()
         return cls(topic, partition, v.int64(), v.int64())

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Iterable
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from mirrorcore.admin import NO_ANSWER_ERRORS, REFUSED_ERRORS, ClusterError, describe_error
 from mirrorcore.connection import ClusterConnection
@@ -87,7 +87,7 @@ class _TopicReader:
                 raise self.fail(f"reading {topic!r}: {found.error.name()}: {found.error.str()}")
             return sorted(found.partitions)
 
-    def read(self, topic: str, partition: int = 0) -> list:
+    def read(self, topic: str, partition: int = 0) -> list[Message]:
         """Every record of a partition from its beginning to its current end."""
         while True:
             try:
@@ -103,21 +103,23 @@ class _TopicReader:
         if high <= low:
             return []
         self.consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
-        records, last = [], -1
+        records: list[Message] = []
+        last = -1
         while last < high - 1:
             if self.remaining() <= 0:
                 raise self.fail(f"read {topic!r} up to offset {last + 1} of {high} within {self.timeout:g}s")
             for message in self.consumer.consume(10_000, timeout=min(_SLICE_SECONDS, self.remaining())):
                 if message.partition() != partition:
                     continue  # fetched for a partition read before
-                error = message.error()
-                if error is None:
+                message_error, offset = message.error(), message.offset()
+                if message_error is None:
+                    assert offset is not None  # a record read from a partition has its offset
                     records.append(message)
-                    last = message.offset()
-                elif error.code() == KafkaError._PARTITION_EOF:
+                    last = offset
+                elif message_error.code() == KafkaError._PARTITION_EOF:
                     last = high - 1  # nothing more to read (only control records were left)
                 else:
-                    raise self.fail(f"reading {topic!r}: {error.name()}: {error.str()}")
+                    raise self.fail(f"reading {topic!r}: {message_error.name()}: {message_error.str()}")
         return records
 
     def close(self) -> None:
@@ -159,7 +161,7 @@ def read_topic(connection: ClusterConnection, topic: str, timeout: float = 10.0
         reader.close()
 
 
-def latest_checkpoints(records: Iterable[tuple[int, bytes | None, bytes | None]], group: str,
+def latest_checkpoints(records: Iterable[tuple[int | None, bytes | None, bytes | None]], group: str,
                        topic: str = "checkpoints") -> dict[tuple[str, int], int]:
     """The last downstream offset per topic-partition of `group`'s checkpoints among (offset, key, value)
     records in order; undecodable ones are logged and skipped."""
@@ -168,7 +170,7 @@ def latest_checkpoints(records: Iterable[tuple[int, bytes | None, bytes | None]]
         try:
             checkpoint = Checkpoint.decode(key, value)
         except Exception as error:  # noqa: BLE001 - a foreign or damaged record is skipped, as MM2 logs it
-            log.warning("skipping undecodable record at %s-0@%d: %s", topic, offset, error)
+            log.warning("skipping undecodable record at %s-0@%s: %s", topic, offset, error)
             continue
         if checkpoint.group == group:
             offsets[(checkpoint.topic, checkpoint.partition)] = checkpoint.downstream_offset

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from mirrorcore.formats import OffsetSync
 
@@ -53,7 +54,7 @@ class PartitionStart:
     def key(self) -> str:
         return f"{self.topic}:{self.partition}"
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {
             "start": self.offset if self.offset >= 0 else "earliest",
             "how": self.how,
@@ -105,7 +106,7 @@ class ResumePlan:
             return "earliest"
         return json.dumps(offsets, sort_keys=True)
 
-    def report(self) -> dict | None:
+    def report(self) -> dict[str, Any] | None:
         """The status document's `resumed`: None when the target held nothing of these partitions."""
         placed = [s for s in self.starts.values() if s.how != EMPTY]
         if not placed:
@@ -151,7 +152,7 @@ def plan(partitions: Iterable[Partition], syncs: dict[Partition, OffsetSync], re
         elif source_end is not None and sync.upstream_offset >= source_end:
             reason = (f"the latest offset sync ({sync.upstream_offset} -> {sync.downstream_offset}) is past the "
                       f"source partition's end ({source_end}): the source topic was recreated")
-        if reason is not None:
+        if sync is None or reason is not None:
             starts[(topic, partition)] = PartitionStart(topic, partition, EARLIEST, UNPLACED, end, end, sync, reason)
             continue
         duplicates = max(0, end - 1 - sync.downstream_offset)

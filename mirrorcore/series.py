@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from typing import Any
 
 SERIES = ("heartbeat", "lag", "checkpoint", "throughput", "tasks")
@@ -39,7 +40,7 @@ def series_key(mirror: str, series: str) -> str:
     return f"mirrorplane:mirror:{mirror}:series:{series}"
 
 
-def append(client: Any, mirror: str, series: str, point: dict, at: float | None = None,
+def append(client: Any, mirror: str, series: str, point: dict[str, Any], at: float | None = None,
            retention_seconds: float = DEFAULT_RETENTION_SECONDS) -> None:
     """Record `point` at `at` (seconds since the epoch, default now)."""
     at_ms = int((time.time() if at is None else at) * 1000)
@@ -49,7 +50,7 @@ def append(client: Any, mirror: str, series: str, point: dict, at: float | None 
 
 
 def read(client: Any, mirror: str, series: str, since: float | None = None, until: float | None = None,
-         limit: int | None = None) -> list[dict]:
+         limit: int | None = None) -> list[dict[str, Any]]:
     """Points between `since` and `until` (seconds since the epoch), oldest first, each with `at`.
 
     With `limit`, the newest `limit` points of that window.
@@ -63,7 +64,7 @@ def read(client: Any, mirror: str, series: str, since: float | None = None, unti
     return [decode(entry_id, fields) for entry_id, fields in entries]
 
 
-def latest(client: Any, mirror: str, series: str) -> dict | None:
+def latest(client: Any, mirror: str, series: str) -> dict[str, Any] | None:
     entries = client.xrevrange(series_key(mirror, series), count=1)
     return decode(*entries[0]) if entries else None
 
@@ -72,8 +73,11 @@ def delete(client: Any, mirror: str) -> None:
     client.delete(*(series_key(mirror, series) for series in SERIES))
 
 
-def decode(entry_id: bytes | str, fields: dict) -> dict:
+def decode(entry_id: bytes | str, fields: Mapping[bytes | str, bytes | str]) -> dict[str, Any]:
     """A stream entry (as XRANGE returns it, also from a pipeline) as a point with its `at`."""
     entry_id = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
     raw = fields.get(b"v", fields.get("v"))
-    return {"at": int(entry_id.split("-")[0]) / 1000} | json.loads(raw)
+    if raw is None:
+        raise TypeError(f"stream entry {entry_id} has no field v")
+    point: dict[str, Any] = {"at": int(entry_id.split("-")[0]) / 1000} | json.loads(raw)
+    return point

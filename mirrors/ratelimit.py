@@ -38,6 +38,7 @@ _OUTAGE_SECONDS = 30  # after a cache error, use memory for this long before try
 # view name -> how to answer when refused
 GUARDED = {"api-token": "json", "login": "html", "admin:login": "html"}
 LOGIN_TEMPLATE = "frontend/login.html"
+_ATTEMPT = "_mirrorplane_login_attempt"  # the request's attribute: (answer, username, address) of a login
 
 _local = LocMemCache("mirrorplane-ratelimit-fallback", {"TIMEOUT": WINDOW, "OPTIONS": {"MAX_ENTRIES": 100_000}})
 _shared_down_until = 0.0
@@ -137,7 +138,7 @@ class LoginRateLimitMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        attempt = getattr(request, "_mirrorplane_login_attempt", None)
+        attempt = getattr(request, _ATTEMPT, None)
         if attempt is not None and response.status_code == 200 and attempt[0] == "json":
             reset(attempt[1], attempt[2])  # a token was issued (the session login clears via user_logged_in)
         return response
@@ -149,13 +150,14 @@ class LoginRateLimitMiddleware:
         if answer is None:
             return None
         username, address = _username(request), client_address(request)
-        request._mirrorplane_login_attempt = (answer, username, address)
+        setattr(request, _ATTEMPT, (answer, username, address))
         wait = retry_after(username, address)
         if not wait:
             return None
         log.warning("login rate limit: refusing a login from %s for %d s", address, wait)
         message = (f"too many failed logins for this user from your address ({LIMIT} in {WINDOW // 60} minutes): "
                    f"try again in {wait} s")
+        response: HttpResponse
         if answer == "json":
             response = JsonResponse({"detail": message}, status=429)
         else:

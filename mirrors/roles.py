@@ -10,14 +10,14 @@ without a role group may log in but is refused (403) everywhere. Inactive users 
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
+from django.contrib.auth.models import AnonymousUser, Group, User
 
 VIEWER, OPERATOR, ADMIN = "viewer", "operator", "admin"
 ROLES = (VIEWER, OPERATOR, ADMIN)  # lowest first
 _RANK = {role: rank for rank, role in enumerate(ROLES)}
 
 
-def role_of(user: AbstractBaseUser | AnonymousUser | None) -> str | None:
+def role_of(user: User | AnonymousUser | None) -> str | None:
     """The user's highest role, or None (anonymous, inactive, or in no role group)."""
     if user is None or not user.is_authenticated or not user.is_active:
         return None
@@ -27,7 +27,7 @@ def role_of(user: AbstractBaseUser | AnonymousUser | None) -> str | None:
     return max(names, key=_RANK.__getitem__) if names else None
 
 
-def has_role(user: AbstractBaseUser | AnonymousUser | None, role: str) -> bool:
+def has_role(user: User | AnonymousUser | None, role: str) -> bool:
     """Whether the user has `role` or a higher one."""
     if role not in _RANK:
         raise ValueError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
@@ -35,7 +35,7 @@ def has_role(user: AbstractBaseUser | AnonymousUser | None, role: str) -> bool:
     return actual is not None and _RANK[actual] >= _RANK[role]
 
 
-def set_role(user: AbstractBaseUser, role: str | None) -> None:
+def set_role(user: User, role: str | None) -> None:
     """Make `role` the user's only role group (None: no role). A superuser stays an admin regardless."""
     if role is not None and role not in _RANK:
         raise ValueError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")

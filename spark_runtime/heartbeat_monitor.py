@@ -71,7 +71,7 @@ class HeartbeatMonitor:
         finally:
             reader.close()
 
-    def _observe(self, key: bytes, value: bytes, arrived_at: float) -> None:
+    def _observe(self, key: bytes | None, value: bytes | None, arrived_at: float) -> None:
         try:
             beat = Heartbeat.decode(key, value)
         except Exception:  # noqa: BLE001 - a foreign record in a heartbeat topic is skipped

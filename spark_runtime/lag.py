@@ -119,8 +119,8 @@ class LagSampler:
         ends = self.admin.end_offsets(positions.partitions)
         unknown = [tp for tp in positions.partitions if tp not in positions.next_offsets]
         starts = self.admin.end_offsets(unknown, earliest=True) if positions.fresh and unknown else {}
-        waiting = {tp: positions.next_offsets.get(tp, starts.get(tp)) for tp in positions.partitions}
-        waiting = {tp: offset for tp, offset in waiting.items() if offset is not None and ends.get(tp, 0) > offset}
+        known = {tp: positions.next_offsets.get(tp, starts.get(tp)) for tp in positions.partitions}
+        waiting = {tp: offset for tp, offset in known.items() if offset is not None and ends.get(tp, 0) > offset}
         oldest = self._oldest_timestamps(waiting)
         now = time.time()
         point = lag_point(positions, ends, starts, oldest, now, self.idle_latency_ms())
@@ -138,7 +138,8 @@ class LagSampler:
         deadline = time.monotonic() + LOOKUP_SECONDS
         while len(found) < len(chosen) and time.monotonic() < deadline:
             for message in self._consumer.consume(len(chosen), timeout=0.2):
-                if message.error() is None:
-                    found.setdefault((message.topic(), message.partition()), message.timestamp()[1])
+                topic, partition = message.topic(), message.partition()
+                if message.error() is None and topic is not None and partition is not None:
+                    found.setdefault((topic, partition), message.timestamp()[1])
         self._consumer.unassign()
         return found

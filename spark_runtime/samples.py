@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from mirrorcore.channel import FAILED, RUNNING
 from mirrorcore.series import SAMPLE_SECONDS
@@ -43,12 +44,12 @@ def totals(connectors: dict[str, dict], at: float) -> Totals:
     return Totals(at, int(metrics.get("records") or 0), int(metrics.get("bytes") or 0), offsets)
 
 
-def throughput_point(previous: Totals, current: Totals) -> dict | None:
+def throughput_point(previous: Totals, current: Totals) -> dict[str, Any] | None:
     """Rates between two samples; None when no time passed between them."""
     elapsed = current.at - previous.at
     if elapsed <= 0:
         return None
-    point = {
+    point: dict[str, Any] = {
         "records_per_s": round(max(0, current.records - previous.records) / elapsed, 3),
         "bytes_per_s": round(max(0, current.bytes - previous.bytes) / elapsed, 1),
         "records": current.records,

@@ -35,10 +35,12 @@ class TaskGauges:
         self._client = _client_gauges(spark) if tasks_local else {}
 
     def _observe_commit(self, progress: dict | None) -> None:
-        durations = (progress or {}).get("durationMs") or {}
+        if progress is None:
+            return
+        durations = progress.get("durationMs") or {}
         if "walCommit" not in durations and "commitOffsets" not in durations:
             return
-        batch = int(progress.get("batchId", -1))  # type: ignore[union-attr]
+        batch = int(progress.get("batchId", -1))
         if self._commits and self._commits[-1][0] == batch:
             return
         self._commits.append((batch, float(durations.get("walCommit", 0)) + float(durations.get("commitOffsets", 0))))

@@ -7,6 +7,8 @@ it reports.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bench.candidates.base import Candidate, Environment
 
 
@@ -16,4 +18,6 @@ def build(name: str, env: Environment) -> Candidate:
     from bench.candidates.mm2 import MirrorMaker2, StockMirrorMaker2
     from bench.candidates.raw import RawCopy
 
-    return {"mirrorplane": Mirrorplane, "mm2": MirrorMaker2, "mm2-stock": StockMirrorMaker2, "raw": RawCopy}[name](env)
+    candidates: dict[str, Callable[[Environment], Candidate]] = {
+        "mirrorplane": Mirrorplane, "mm2": MirrorMaker2, "mm2-stock": StockMirrorMaker2, "raw": RawCopy}
+    return candidates[name](env)

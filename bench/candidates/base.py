@@ -56,6 +56,10 @@ class Candidate(ABC):
     def process_groups(self) -> list[int]:
         """Process groups doing this run's work (may be empty until they appear)."""
 
+    def control_plane_groups(self) -> list[int]:
+        """Process groups serving every run (Mirrorplane's web app and worker); none by default."""
+        return []
+
     def failure(self) -> str | None:
         """Why the run cannot finish (its process exited, an API error), else None."""
         return None

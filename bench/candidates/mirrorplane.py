@@ -55,8 +55,8 @@ class Api:
             with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - our own loopback URL
                 raw = response.read()
         except urllib.error.HTTPError as error:
-            body = error.read().decode(errors="replace")[:500]
-            raise ApiError(f"{method} {path}: HTTP {error.code} {body}") from None
+            detail = error.read().decode(errors="replace")[:500]
+            raise ApiError(f"{method} {path}: HTTP {error.code} {detail}") from None
         return json.loads(raw) if raw else None
 
 
@@ -80,6 +80,16 @@ class Mirrorplane(Candidate):
         self._watcher: threading.Thread | None = None
 
     # -- the control plane, once ------------------------------------------------------------
+
+    def _api(self) -> Api:
+        if self.api is None:
+            raise RuntimeError("the control plane is not set up")
+        return self.api
+
+    def _spec(self) -> RunSpec:
+        if self.spec is None:
+            raise RuntimeError("no run started")
+        return self.spec
 
     def _env(self) -> dict[str, str]:
         return dict(os.environ, DJANGO_SETTINGS_MODULE="controlplane.settings",
@@ -130,7 +140,7 @@ class Mirrorplane(Candidate):
     # -- one run ----------------------------------------------------------------------------
 
     def prepare(self, spec: RunSpec) -> None:
-        self.api.call("POST", "/api/v1/clusters/", {"alias": spec.alias, "bootstrap_servers": self.env.source})
+        self._api().call("POST", "/api/v1/clusters/", {"alias": spec.alias, "bootstrap_servers": self.env.source})
 
     def start(self, spec: RunSpec) -> None:
         self.spec, self.error = spec, None
@@ -140,7 +150,7 @@ class Mirrorplane(Candidate):
         source: dict[str, Any] = {"tasks_max": spec.tasks}
         if spec.compression != "none":
             source["config"] = {"producer.override.compression.type": spec.compression}
-        self.api.call("POST", "/api/v1/mirrors/", {
+        self._api().call("POST", "/api/v1/mirrors/", {
             "name": spec.label, "source": spec.alias, "target": TARGET, "topics": spec.topic,
             "connectors": {"source": source},
         })
@@ -150,7 +160,7 @@ class Mirrorplane(Candidate):
         self._watcher.start()
 
     def _marker(self) -> str:
-        return f"--config={self.data_dir / 'mirrors' / self.spec.label / 'app.json'}"
+        return f"--config={self.data_dir / 'mirrors' / self._spec().label / 'app.json'}"
 
     def process_groups(self) -> list[int]:
         if self.spec is None:
@@ -178,7 +188,7 @@ class Mirrorplane(Candidate):
 
     def _observe(self) -> dict | None:
         try:
-            status = channel.read_status(self.redis, self.spec.label)
+            status = channel.read_status(self.redis, self._spec().label)
         except Exception:  # noqa: BLE001 - Redis hiccups only lose a sample
             return None
         if not status:
@@ -210,10 +220,11 @@ class Mirrorplane(Candidate):
 
     def _keep_driver_log(self) -> Path:
         """A copy of the run's driver log, which is deleted with the mirror."""
-        kept = self.env.work_dir / "logs" / f"{self.spec.label}.driver.log"
+        label = self._spec().label
+        kept = self.env.work_dir / "logs" / f"{label}.driver.log"
         kept.parent.mkdir(parents=True, exist_ok=True)
         try:
-            shutil.copyfile(self.data_dir / "mirrors" / self.spec.label / "driver.log", kept)
+            shutil.copyfile(self.data_dir / "mirrors" / label / "driver.log", kept)
         except FileNotFoundError:
             kept.write_text("(the application wrote no driver log)\n")
         return kept
@@ -225,7 +236,7 @@ class Mirrorplane(Candidate):
         if self.spec is None:
             return
         try:
-            self.api.call("DELETE", f"/api/v1/mirrors/{self.spec.label}/")
+            self._api().call("DELETE", f"/api/v1/mirrors/{self.spec.label}/")
         except ApiError:
             pass  # never created
         # The reconciler stops the application within a pass or two; stop it ourselves if it does not.
@@ -233,7 +244,7 @@ class Mirrorplane(Candidate):
             for pid in processes.find_processes(self._marker()):
                 processes.terminate(pid, self._marker(), grace_seconds=10)
         try:
-            self.api.call("DELETE", f"/api/v1/clusters/{self.spec.alias}/")
+            self._api().call("DELETE", f"/api/v1/clusters/{self.spec.alias}/")
         except ApiError:
             pass
         self.spec = None

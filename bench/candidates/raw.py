@@ -57,11 +57,11 @@ class RawCopy(Candidate):
         spec = RunSpec(label="raw-class-archive", alias="cdsraw", topic=self.env.training_topic, partitions=1,
                        tasks=1)
         try:
-            self._launch(spec, [*jvm.matched(JVM_OPTIONS, None), *extra])
+            process = self._launch(spec, [*jvm.matched(JVM_OPTIONS, None), *extra])
             deadline = time.monotonic() + 120
-            while self.process.poll() is None and time.monotonic() < deadline:
+            while process.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.5)
-            if self.process.poll() != 0:
+            if process.poll() != 0:
                 raise RuntimeError(self.failure() or "the training copy did not finish within 120 s")
         finally:
             self.stop()
@@ -70,7 +70,7 @@ class RawCopy(Candidate):
     def start(self, spec: RunSpec) -> None:
         self._launch(spec, self.jvm_options)
 
-    def _launch(self, spec: RunSpec, options: list[str]) -> None:
+    def _launch(self, spec: RunSpec, options: list[str]) -> subprocess.Popen:
         config = {"compression.type": spec.compression} if spec.compression != "none" else None
         create_topic(self.env.target, spec.remote_topic, spec.partitions, config)
         self.log = self.env.work_dir / "raw" / f"{spec.label}.log"
@@ -79,6 +79,7 @@ class RawCopy(Candidate):
                 spec.compression]
         self.effective_tasks = min(spec.tasks, spec.partitions)
         self.process = processes.spawn(argv, self.log)
+        return self.process
 
     def details(self) -> dict:
         return {"effective_tasks": self.effective_tasks}

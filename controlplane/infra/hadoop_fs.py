@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -35,7 +36,7 @@ def mirror_location(root: str, mirror: str) -> str:
     return f"{str(root).rstrip('/')}/{mirror}"
 
 
-def fs_shell(*args: str, env: dict | None = None,
+def fs_shell(*args: str, env: Mapping[str, str] | None = None,
              timeout: float = DEFAULT_TIMEOUT_SECONDS) -> subprocess.CompletedProcess:
     """`hadoop fs ARGS`; the caller reads the exit code (`-test` answers through it)."""
     environment = dict(os.environ if env is None else env)
@@ -49,11 +50,11 @@ def fs_shell(*args: str, env: dict | None = None,
         raise HadoopFsError(f"`hadoop fs {' '.join(args)}` failed: cannot run Java: {error}") from None
 
 
-def exists(uri: str, env: dict | None = None) -> bool:
+def exists(uri: str, env: Mapping[str, str] | None = None) -> bool:
     return fs_shell("-test", "-e", uri, env=env).returncode == 0
 
 
-def put(local: Path, uri: str, env: dict | None = None) -> None:
+def put(local: Path, uri: str, env: Mapping[str, str] | None = None) -> None:
     """Upload `local` to `uri` so that readers see the whole file or none: a private name, then a rename."""
     parent = uri.rsplit("/", 1)[0]
     partial = f"{uri}.{uuid.uuid4().hex[:8]}.partial"
@@ -66,7 +67,7 @@ def put(local: Path, uri: str, env: dict | None = None) -> None:
             _check(moved, f"renaming {partial} to {uri}")
 
 
-def delete(uri: str, env: dict | None = None, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
+def delete(uri: str, env: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
     """Delete the folder `uri` and everything under it (no trash); a missing folder is not an error.
 
     `env` is the environment of the Hadoop client (default: this process's), where
@@ -94,7 +95,7 @@ def _refuse_root(uri: str) -> None:
         raise HadoopFsError(f"refusing to delete {uri!r}: not a mirror's checkpoint folder")
 
 
-def _java(env: dict) -> str:
+def _java(env: Mapping[str, str]) -> str:
     home = env.get("JAVA_HOME")
     if home and (Path(home) / "bin" / "java").is_file():
         return str(Path(home) / "bin" / "java")
@@ -104,7 +105,7 @@ def _java(env: dict) -> str:
     return java
 
 
-def _classpath(env: dict) -> str:
+def _classpath(env: Mapping[str, str]) -> str:
     from controlplane.infra.spark import pyspark_home
 
     entries = []

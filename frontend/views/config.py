@@ -53,9 +53,9 @@ CONNECTOR_SETTINGS: dict[str, tuple[Setting, ...]] = {
     ),
 }
 TASKS_MAX_KINDS = (ConnectorKind.SOURCE, ConnectorKind.CHECKPOINT)  # MM2's tasks.max goes to these two
-OTHER_EXAMPLES = {ConnectorKind.SOURCE: "producer.override.linger.ms=10",
-                  ConnectorKind.CHECKPOINT: "checkpoints.topic.replication.factor=3",
-                  ConnectorKind.HEARTBEAT: "heartbeats.topic.replication.factor=3"}
+OTHER_EXAMPLES: dict[str, str] = {ConnectorKind.SOURCE: "producer.override.linger.ms=10",
+                                  ConnectorKind.CHECKPOINT: "checkpoints.topic.replication.factor=3",
+                                  ConnectorKind.HEARTBEAT: "heartbeats.topic.replication.factor=3"}
 
 
 def properties_text(config: dict[str, str]) -> str:

@@ -5,7 +5,7 @@ Both validate like the create endpoints (same serializers, same 400s) and save n
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -24,11 +24,15 @@ from mirrors.models import Cluster
 from mirrors.services import preview
 from mirrors.services.clusters import check_cluster
 
+if TYPE_CHECKING:
+    from rest_framework.decorators import ViewSetAction
+
 _CLUSTER_FIELDS = ("alias", "bootstrap_servers", "security_protocol", "sasl_mechanism", "username", "password",
                    "ca_pem", "cert_pem", "key_pem", "config")
 
 
-_DETAIL_ACTIONS = {"get": "retrieve", "put": "update", "patch": "partial_update", "delete": "destroy"}
+_DETAIL_ACTIONS: dict[str, str | ViewSetAction[Any]] = {
+    "get": "retrieve", "put": "update", "patch": "partial_update", "delete": "destroy"}
 
 
 class PostBeforeDetail(APIView):
@@ -78,7 +82,7 @@ class ClusterCheckView(PostBeforeDetail):
 class PreviewSerializer(serializers.Serializer):
     """The mirror fields that decide which topics are replicated and how they are named."""
 
-    source = ClusterAliasField()
+    source = ClusterAliasField()  # type: ignore[assignment]  # the field "source", not Field.source
     target = ClusterAliasField(required=False, allow_null=True,
                                help_text="optional: topics that came from it are left out (cycles)")
     topics = serializers.CharField(required=False, default=DEFAULT_TOPICS, trim_whitespace=False)

@@ -34,7 +34,8 @@ class _TextParser(BaseParser):
 
     media_type = "*/*"
 
-    def parse(self, stream, media_type=None, parser_context=None) -> str:
+    # the body as text: DRF makes request.data whatever parse returns (its stubs expect a mapping)
+    def parse(self, stream, media_type=None, parser_context=None) -> str:  # type: ignore[override]
         encoding = (parser_context or {}).get("encoding") or "utf-8"
         return stream.read().decode(encoding, errors="replace") if stream else ""
 

@@ -54,7 +54,7 @@ class OffsetTranslationSerializer(serializers.Serializer):
     """A consumer group's offsets on the target, from the checkpoints of the flow source -> target."""
 
     group = Str()
-    source = Str()
+    source = Str()  # type: ignore[assignment]  # the field "source", not Field.source
     target = Str()
     checkpoints_topic = Str()
     offsets = TranslatedOffsetSerializer(many=True)
@@ -188,7 +188,7 @@ class PreviewExcludedSerializer(serializers.Serializer):
 class PreviewResultSerializer(serializers.Serializer):
     """The source's topics a mirror would replicate, with their names on the target."""
 
-    source = Str()
+    source = Str()  # type: ignore[assignment]  # the field "source", not Field.source
     target = Str(allow_null=True)
     matched = Int()
     total = Int()
@@ -248,7 +248,7 @@ class OverviewConnectorSerializer(serializers.Serializer):
 
 class OverviewMirrorSerializer(serializers.Serializer):
     name = Str()
-    source = Str()
+    source = Str()  # type: ignore[assignment]  # the field "source", not Field.source
     target = Str()
     health = Str(help_text="running | degraded | failed | paused | stopped")
     reason = Str()
@@ -273,7 +273,7 @@ class LinkMirrorSerializer(serializers.Serializer):
 class OverviewLinkSerializer(serializers.Serializer):
     """The mirrors of one pair of clusters and direction, for the topology."""
 
-    source = Str()
+    source = Str()  # type: ignore[assignment]  # the field "source", not Field.source
     target = Str()
     count = Int()
     health = Str(help_text="the worst of its mirrors")
@@ -282,7 +282,7 @@ class OverviewLinkSerializer(serializers.Serializer):
     lag_records = Int(allow_null=True)
     mirrors = LinkMirrorSerializer(many=True)
     url = Str(allow_null=True, help_text="the mirror's, when the link has one")
-    label = Str()
+    label = Str()  # type: ignore[assignment]  # the field "label", not Field.label
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -349,7 +349,7 @@ class FailoverGroupSerializer(serializers.Serializer):
 class ReverseMirrorSerializer(serializers.Serializer):
     name = Str()
     exists = Bool()
-    source = Str(required=False)
+    source = Str(required=False)  # type: ignore[assignment]  # the field "source", not Field.source
     target = Str(required=False)
     application = Str(required=False)
     connectors = _map(Str(), "connector kind -> desired state", required=False)
@@ -361,7 +361,7 @@ class FailoverSerializer(serializers.Serializer):
     """A mirror's failover (or failback): its phase, the groups moved and those still pending."""
 
     mirror = Str()
-    source = Str()
+    source = Str()  # type: ignore[assignment]  # the field "source", not Field.source
     target = Str()
     phase = Str()
     forced = Bool()

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from rest_framework import serializers
 
@@ -145,14 +145,14 @@ class ClusterAliasField(serializers.SlugRelatedField):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(slug_field="alias", queryset=Cluster.objects.all(), **kwargs)
 
-    def fail(self, key: str, **kwargs: Any) -> None:
+    def fail(self, key: str, **kwargs: Any) -> NoReturn:
         if key == "does_not_exist":
             kwargs["value"] = str(kwargs.get("value"))
         super().fail(key, **kwargs)
 
 
 class MirrorSerializer(serializers.ModelSerializer):
-    source = ClusterAliasField()
+    source = ClusterAliasField()  # type: ignore[assignment]  # the field "source", not Field.source
     target = ClusterAliasField()
     connectors = ConnectorsField(required=False)
     spark = serializers.JSONField(required=False, help_text=(
@@ -237,7 +237,8 @@ class TranslateQuerySerializer(serializers.Serializer):
     """`?group=&source=&target=[&timeout=&replication_policy=&separator=]` of offset translation."""
 
     group = serializers.CharField(max_length=255, trim_whitespace=False)
-    source = ClusterAliasField(help_text="alias of the cluster the group consumes from now")
+    source = ClusterAliasField(  # type: ignore[assignment]  # the field "source", not Field.source
+        help_text="alias of the cluster the group consumes from now")
     target = ClusterAliasField(help_text="alias of the cluster to translate its offsets to")
     timeout = _TimeoutField()
     replication_policy = serializers.ChoiceField(
@@ -259,7 +260,7 @@ class TranslateQuerySerializer(serializers.Serializer):
 class ReplicationQuerySerializer(serializers.Serializer):
     """`?source=A[&timeout=]` of a cluster's replication topology."""
 
-    source = serializers.CharField(required=False, max_length=255,
+    source = serializers.CharField(required=False, max_length=255,  # type: ignore[assignment]  # the field "source", not Field.source
                                    help_text="an upstream alias to report hops for even when unknown (-1)")
     timeout = _TimeoutField()
 

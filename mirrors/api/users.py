@@ -5,6 +5,8 @@ Passwords are write-only; changing one (or deactivating the user) revokes the us
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib.auth import get_user_model, password_validation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
@@ -16,6 +18,9 @@ from rest_framework.response import Response
 from mirrors.roles import ADMIN, ROLES, set_role
 from mirrors.services import events
 from mirrors.services.events import actor_of
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User as UserModel  # what get_user_model() returns here
 
 User = get_user_model()
 
@@ -113,12 +118,12 @@ class UserViewSet(viewsets.ModelViewSet):
     read_role = ADMIN
     write_role = ADMIN
 
-    def perform_create(self, serializer: UserSerializer) -> None:
+    def perform_create(self, serializer: serializers.BaseSerializer[UserModel]) -> None:
         user = serializer.save()
         events.action(actor_of(self.request.user), "create-user", to_state=_stored_role(user) or "",
                       detail=f"user {user.username!r}")
 
-    def perform_update(self, serializer: UserSerializer) -> None:
+    def perform_update(self, serializer: serializers.BaseSerializer[UserModel]) -> None:
         before = _stored_role(serializer.instance) or ""
         user = serializer.save()
         changed = sorted(set(serializer.validated_data) - {"password"}) + (

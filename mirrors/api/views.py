@@ -7,6 +7,7 @@ from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from mirrorcore.admin import ClusterError
@@ -53,11 +54,11 @@ class ClusterViewSet(viewsets.ModelViewSet):
         """Checking a stored cluster's connection changes nothing: viewers may (the clusters page shows it)."""
         return VIEWER if self.action == "check" else ADMIN
 
-    def perform_create(self, serializer: ClusterSerializer) -> None:
+    def perform_create(self, serializer: BaseSerializer[Cluster]) -> None:
         cluster = serializer.save()
         events.action(actor_of(self.request.user), "create", cluster=cluster.alias)
 
-    def perform_update(self, serializer: ClusterSerializer) -> None:
+    def perform_update(self, serializer: BaseSerializer[Cluster]) -> None:
         cluster = serializer.save()
         changed = sorted(set(serializer.validated_data))  # names only: values may be secrets
         events.action(actor_of(self.request.user), "update", cluster=cluster.alias, detail=f"fields {changed}")
@@ -97,12 +98,13 @@ class MirrorViewSet(viewsets.ModelViewSet):
     serializer_class = MirrorSerializer
     lookup_field = "name"
 
-    def perform_create(self, serializer: MirrorSerializer) -> None:
+    def perform_create(self, serializer: BaseSerializer[Mirror]) -> None:
         mirror = serializer.save()
         events.action(actor_of(self.request.user), "create", mirror=mirror.name,
                       detail=f"{mirror.source.alias} -> {mirror.target.alias}")
 
-    def perform_update(self, serializer: MirrorSerializer) -> None:
+    def perform_update(self, serializer: BaseSerializer[Mirror]) -> None:
+        assert serializer.instance is not None  # the mirror being updated
         before = {c.kind: c.desired_state for c in serializer.instance.connectors.all()}
         mirror = serializer.save()
         events.action(actor_of(self.request.user), "update", mirror=mirror.name,

@@ -51,7 +51,8 @@ class Entry:
 def read(text: str) -> list[Entry]:
     """The entries of a java.util.Properties file (read by javaproperties), with trimmed values and the
     line each starts on. A malformed `\\u` escape (not four hexadecimal digits) is InvalidContent naming its line."""
-    entries, line = [], 1
+    entries: list[Entry] = []
+    line = 1
     elements = javaproperties.parse(text.replace("\u00a0", " "))
     while True:
         try:
@@ -76,7 +77,9 @@ def parse(text: str) -> ImportPlan:
     aliases = [a.strip() for a in values["clusters"].value.split(",") if a.strip()]
     plan, errors = ImportPlan(), {}
     where = {key: f"line {entry.line}: {key}" for key, entry in values.items()}
-    top, cluster_props, flow_props = {}, {alias: {} for alias in aliases}, {}
+    top: dict[str, str] = {}
+    cluster_props: dict[str, dict[str, str]] = {alias: {} for alias in aliases}
+    flow_props: dict[tuple[str, str], dict[str, str]] = {}
     for key, entry in values.items():
         if key == "clusters":
             continue
@@ -305,7 +308,7 @@ def _render_connectors(connectors: dict) -> list[tuple[str, str]]:
     written = {"source": source.tasks_max == checkpoint.tasks_max, "checkpoint": source.tasks_max ==
                checkpoint.tasks_max, "heartbeat": connectors["heartbeat"].tasks_max == 1}
     plain: dict[str, str] = {}
-    claimed = {kind: set() for kind in CONNECTOR_KINDS}
+    claimed: dict[str, set[str]] = {kind: set() for kind in CONNECTOR_KINDS}
     props = sorted({p for c in connectors.values() for p in c.config})
     for prop in props:
         kinds = connector_kinds_of(prop)

@@ -21,6 +21,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Required, TypedDict
 from urllib.parse import urlparse
 
 import redis
@@ -164,7 +165,13 @@ def create_demo_mirror(spark: dict) -> Mirror:
 
 # -- what the demo created ---------------------------------------------------------------------
 
-def _load_record() -> dict[str, dict[str, dict]]:
+class _Record(TypedDict, total=False):
+    clusters: Required[dict[str, dict]]
+    mirrors: Required[dict[str, dict]]
+    legacy: bool  # a database from before the record: no record file yet
+
+
+def _load_record() -> _Record:
     path = record_file()
     try:
         data = json.loads(path.read_text())
@@ -175,7 +182,7 @@ def _load_record() -> dict[str, dict[str, dict]]:
     return {"clusters": dict(data.get("clusters") or {}), "mirrors": dict(data.get("mirrors") or {})}
 
 
-def _save_record(record: dict) -> None:
+def _save_record(record: _Record) -> None:
     path = record_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"clusters": record["clusters"], "mirrors": record["mirrors"]}, indent=2) + "\n")

@@ -26,7 +26,7 @@ from mirrors.services.failover_kafka import GroupClusters
 from mirrors.services.failover_plan import BACK, Refused, loop_reason, reverse_name
 from mirrors.services.mirrors import create_mirror
 
-VERB_OF = {DesiredState.PAUSED: "resume", DesiredState.STOPPED: "resume"}
+VERB_OF: dict[str, str] = {DesiredState.PAUSED: "resume", DesiredState.STOPPED: "resume"}
 
 
 def failback(mirror: Mirror, actor: str, kafka: GroupClusters | None = None) -> dict:

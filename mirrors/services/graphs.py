@@ -67,7 +67,7 @@ def mirror_graphs(mirror: Mirror, range_key: str, topic: str | None = None, now:
     lag, throughput = frames["lag"], frames["throughput"]
     known = why.check_topic(lag, throughput)
     target = mirror.target.alias
-    graphs = {
+    graphs: dict[str, tuple[str, str, list[Trace], Callable[[list[float]], float]]] = {
         "heartbeat": ("Heartbeat latency: emission to arrival on " + target, "ms",
                       _heartbeat_traces(frames["heartbeat"], f"{mirror.source.alias}->{target}"), _mean),
         "lag_records": ("Replication lag: records not yet replicated" + _on(topic), "records",
@@ -84,11 +84,14 @@ def mirror_graphs(mirror: Mirror, range_key: str, topic: str | None = None, now:
     }
     series_of = {"lag_records": "lag", "lag_seconds": "lag", "throughput_records": "throughput",
                  "throughput_bytes": "throughput"}
+
+    def why_empty(key: str) -> Callable[[], str]:
+        return lambda: why.empty(key, bool(frames[series_of.get(key, key)]))
+
     return {
         "mirror": mirror.name, "range": range_key, "since": round(since, 3), "until": round(until, 3),
         "resolution": resolution, "topic": topic,
-        "graphs": {key: _render(title, unit, traces, combine, since, until, resolution,
-                                lambda key=key: why.empty(key, bool(frames[series_of.get(key, key)])))
+        "graphs": {key: _render(title, unit, traces, combine, since, until, resolution, why_empty(key))
                    for key, (title, unit, traces, combine) in graphs.items()},
     }
 

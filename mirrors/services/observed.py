@@ -136,6 +136,6 @@ def current_or_recorded(connector: Connector, live: dict | None) -> Observed:
     return current(connector, live) or Observed(connector.state, connector.error, connector.tasks)
 
 
-def application_state(recorded: str | None, live: dict | None) -> str | None:
+def application_state(recorded: str, live: dict | None) -> str:
     """A STARTING application that already reports (trusted `live`) is RUNNING, as the next pass will record."""
     return ApplicationState.RUNNING if recorded == ApplicationState.STARTING and live else recorded

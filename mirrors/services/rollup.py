@@ -257,7 +257,7 @@ def hour_of(at: float) -> int:
 def read_minutes(client: Any, mirror: str, start: int, end: float) -> dict[int, dict]:
     """`{minute start: minute_data}` of the points in [start, end), read `WINDOW_MINUTES` at a time."""
     minutes: dict[int, dict] = {}
-    window = start
+    window: float = start
     while window < end:
         window_end = min(end, window + WINDOW_MINUTES * 60)
         grouped: dict[int, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))

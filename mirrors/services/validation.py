@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from typing import Any
+
+from django.db.models import Field
 
 from mirrorcore.connection import parse_bootstrap_servers
 from mirrorcore.filters import PatternError, compile_patterns
@@ -54,7 +57,7 @@ SOURCE_ONLY_PROPERTIES = {"offset-syncs.topic.location", "emit.offset-syncs.enab
                           "replication.policy.internal.topic.separator.enabled"}
 
 
-def properties(value: Any, reserved: set[str] = frozenset()) -> dict[str, str]:
+def properties(value: Any, reserved: AbstractSet[str] = frozenset()) -> dict[str, str]:
     """An object of property names to scalar values, as strings (booleans as Kafka spells them)."""
     if not isinstance(value, dict):
         raise Invalid("expected an object of property names to values")
@@ -205,7 +208,11 @@ def distinct_clusters(source: Cluster | None, target: Cluster | None) -> None:
 def mirror_flow(fields: dict[str, Any], mirror: Mirror | None, source: Cluster, target: Cluster) -> Flow:
     """The flow a mirror would have with `fields` set on it (`mirror`: as stored, None: a new one)."""
     def value(field: str) -> str:
-        return fields.get(field, getattr(mirror, field, None) or Mirror._meta.get_field(field).default)
+        model_field = Mirror._meta.get_field(field)
+        if not isinstance(model_field, Field):
+            raise TypeError(f"Mirror.{field} is a relation, not a setting")
+        chosen: str = fields.get(field, getattr(mirror, field, None) or model_field.default)
+        return chosen
 
     return Flow(fields.get("name", getattr(mirror, "name", "")), source.alias, target.alias,
                 value("replication_policy"), value("separator"), value("topics"), value("topics_exclude"))
@@ -236,7 +243,8 @@ def spark_resources(value: Any) -> dict:
         return {}
     if not isinstance(value, dict):
         raise Invalid("expected an object with keys among " + ", ".join(SPARK_KEYS))
-    errors, result = {}, {}
+    errors: dict[str, str] = {}
+    result: dict[str, Any] = {}
     for key, item in value.items():
         if key not in SPARK_KEYS:
             errors[key] = f"unknown key {key!r}: use {', '.join(SPARK_KEYS)}"

@@ -205,16 +205,22 @@ class CheckpointConnector(Connector):
         entry["translated_offset"], entry["reprocess"] = in_force.downstream_offset, translation.reprocess
         return entry, checkpoint
 
+    def _running_producer(self) -> Producer:
+        if self.producer is None:
+            raise RuntimeError("the checkpoint connector is not running: it has no producer")
+        return self.producer
+
     def _produce(self, checkpoint: Checkpoint) -> None:
         def delivered(error, _message) -> None:
             if error is not None:
                 self._delivery_errors.append(str(error))
 
-        self.producer.produce(self.topic, key=checkpoint.key(), value=checkpoint.value(), on_delivery=delivered)
+        self._running_producer().produce(self.topic, key=checkpoint.key(), value=checkpoint.value(),
+                                         on_delivery=delivered)
         self.metrics["checkpoints"] += 1
 
     def _flush(self) -> None:
-        remaining = self.producer.flush(30)
+        remaining = self._running_producer().flush(30)
         if self._delivery_errors or remaining:
             error = self._delivery_errors[0] if self._delivery_errors else f"{remaining} not delivered within 30s"
             self._delivery_errors.clear()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from confluent_kafka import KafkaError, Producer
+from confluent_kafka import KafkaError, Message, Producer
 
 from mirrorcore.admin import ClusterError, KafkaAdmin
 from mirrorcore.config import MirrorConfig
@@ -94,10 +94,12 @@ class HeartbeatConnector(Connector):
         if now >= self.next_emit:
             beat = Heartbeat(self.config.source.alias, self.config.target.alias, int(now * 1000))
             for side, producer in self.producers.items():
-                producer.produce(self.topic, key=beat.key(), value=beat.value(),
-                                 on_delivery=lambda error, _message, side=side: self._delivered(side, error))
+                producer.produce(self.topic, key=beat.key(), value=beat.value(), on_delivery=self._on_delivery(side))
             self.emitted += 1
             self.next_emit = now + self.settings.get_float("emit.heartbeats.interval.seconds", 1.0)
+
+    def _on_delivery(self, side: str) -> Callable[[KafkaError | None, Message], None]:
+        return lambda error, _message: self._delivered(side, error)
 
     def _delivered(self, side: str, error: KafkaError | None) -> None:
         if error is None:

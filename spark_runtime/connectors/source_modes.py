@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mirrorcore import local_master
 from spark_runtime import checkpoint_store, real_time, replication_mode
+
+if TYPE_CHECKING:
+    from spark_runtime.lag import Positions
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,13 @@ class ReplicationModes:
     source_admin: Any
     progress: Any
     handover: dict[tuple[str, int], int] | None
+
+    if TYPE_CHECKING:  # SourceConnector's methods that this mixin calls
+        def _partitions(self) -> list[tuple[str, int]]: ...
+        def _grow_remote_partitions(self) -> None: ...
+        def _stop_query(self) -> None: ...
+        def _start_query(self, mode: replication_mode.ModeDecision | None = None) -> None: ...
+        def positions(self) -> Positions | None: ...
 
     def _decide_mode(self, backlog: int | None) -> replication_mode.ModeDecision:
         limit = self.settings.get_int("replication.mode.auto.backlog.records", replication_mode.DEFAULT_BACKLOG_RECORDS)

@@ -45,7 +45,8 @@ def parse_into(plan: ImportPlan, resource: Resource, errors: dict) -> None:
 def _offsets_storage(mirrors: list, spec: dict) -> None:
     """Kafka Connect's offsets topic: the `offset.storage.topic` of the `connectCluster`'s config."""
     connect = str(spec.get("connectCluster") or "")
-    clusters = spec.get("clusters") if isinstance(spec.get("clusters"), list) else []
+    listed = spec.get("clusters")
+    clusters = listed if isinstance(listed, list) else []
     config = next((c.get("config") for c in clusters if isinstance(c, dict) and c.get("alias") == connect), None)
     topic = (config or {}).get("offset.storage.topic") if isinstance(config, dict) else None
     for mirror in mirrors:

@@ -59,7 +59,7 @@ def _connectors(mirror) -> dict[str, dict]:
     policy = {"replication.policy.class": POLICY_CLASSES[mirror.replication_policy]}
     if mirror.separator != ".":
         policy["replication.policy.separator"] = mirror.separator
-    source_config = next((c.config for c in mirror.connectors.all() if c.kind == "source"), {})
+    source_config: dict[str, str] = next((c.config for c in mirror.connectors.all() if c.kind == "source"), {})
     aligned = {k: v for k, v in source_config.items() if k in CHECKPOINT_ALIGNED}
     result = {}
     for connector in sorted(mirror.connectors.all(), key=lambda c: CONNECTOR_KINDS.index(c.kind)):

@@ -33,10 +33,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, username: str, role: str, password: str | None, token: bool, **options):
         users = get_user_model()
-        user = users.objects.filter(username=username).first()
-        created = user is None
-        if created:
-            user = users(username=username)
+        existing = users.objects.filter(username=username).first()
+        created = existing is None
+        user = users(username=username) if existing is None else existing
         if user.is_superuser and role != ADMIN:
             raise CommandError(f"{username} is a superuser, always an admin")
         generated = False

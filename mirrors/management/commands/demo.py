@@ -60,15 +60,15 @@ class Command(BaseCommand):
             self._shutdown()
 
     def _run(self, port: int, rate: int) -> None:
-        on_yarn = self.engine == "yarn"
         try:
             self.stack = demo.prepare(self.stack.root, self.engine, self._step)
         except demo.DemoConflict as error:
             raise CommandError(str(error)) from None
+        hadoop = self.stack.hadoop if self.engine == "yarn" else None  # prepare() starts it for YARN
         env = dict(os.environ, MIRRORPLANE_REDIS_URL=self.stack.redis_url,
                    DJANGO_SETTINGS_MODULE="controlplane.settings")
-        if on_yarn:
-            env.update(HADOOP_CONF_DIR=str(self.stack.hadoop.conf_dir), SPARK_LOCAL_IP="127.0.0.1",
+        if hadoop is not None:
+            env.update(HADOOP_CONF_DIR=str(hadoop.conf_dir), SPARK_LOCAL_IP="127.0.0.1",
                        MIRRORPLANE_YARN_SPARK_CONF=json.dumps(LOOPBACK_SPARK_CONF))
         password = os.environ.get("DEMO_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
         _ensure_admin(password)
@@ -94,8 +94,8 @@ class Command(BaseCommand):
             f"  API:        http://127.0.0.1:{port}/api/v1/  (token: POST /api/v1/auth/token/)\n"
             f"  clusters:   east {self.stack.clusters['east'].bootstrap_servers}, "
             f"west {self.stack.clusters['west'].bootstrap_servers}\n"
-            + (f"  YARN:       {self.stack.hadoop.resourcemanager_url} (the mirror's driver runs there), "
-               f"HDFS {self.stack.hadoop.namenode_uri}\n" if on_yarn else "") +
+            + (f"  YARN:       {hadoop.resourcemanager_url} (the mirror's driver runs there), "
+               f"HDFS {hadoop.namenode_uri}\n" if hadoop is not None else "") +
             f"  logs:       {var}/demo-*.log, {runtime.work_dir(MIRROR)}/driver.log\n"
             f"Ctrl-C stops everything the demo started.\n"))
         self._step("waiting for the mirror's Spark application to replicate (first start takes ~20 s)")
