@@ -7,11 +7,11 @@ PY := $(VENV)/bin/python
 REQUIREMENTS_STAMP := $(VENV)/.requirements-$(shell sha256sum requirements.txt | cut -c1-16)
 export MIRRORPLANE_CACHE := $(CACHE)
 
-.PHONY: install system-packages python-packages fetch demo test lint typecheck devstack-up devstack-down clean
+.PHONY: install system-packages python-packages fetch demo test lint typecheck java-test devstack-up devstack-down clean
 
 install: system-packages python-packages fetch
 
-# Java 17 (Kafka brokers, Spark, our JVM writer), Maven (jars from Maven Central), Redis,
+# Java 17 (Kafka brokers, Spark, our JVM writer), Maven (jars from Maven Central, our writer's build), Redis,
 # PostgreSQL (server binaries for the DATABASE_URL test; the demo itself uses SQLite),
 # Chromium (the dashboard's browser tests drive it through Playwright).
 system-packages:
@@ -53,7 +53,12 @@ lint: python-packages
 typecheck: python-packages
 	$(VENV)/bin/mypy
 
-test: install lint typecheck
+# The record writer's JUnit tests (the Maven module spark_runtime/java), against the installed pyspark's
+# Spark version; the build's output goes to $(CACHE), not into the module.
+java-test: system-packages python-packages
+	$(PY) -m controlplane.infra.spark test-java
+
+test: install lint typecheck java-test
 	$(PY) -m pytest
 
 # Mirrorplane vs Apache MirrorMaker 2 vs a raw Java copy on two local clusters (three hours or more on 2 cores);

@@ -1,8 +1,10 @@
 """Jars a mirror's Spark application needs: Spark's Kafka connector and our record writer.
 
-The connector is resolved with `mvn` at exactly the installed pyspark's version; the writer
-(spark_runtime/java) is compiled with the machine's JDK against pyspark's own jars. Both land
+The connector is resolved with `mvn` at exactly the installed pyspark's version; the writer is
+the Maven module spark_runtime/java, built with `mvn` against that same Spark version. Both land
 in the cache and are handed to spark-submit as local paths.
+
+`python -m controlplane.infra.spark test-java` runs the writer's JUnit tests (`make java-test`).
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from controlplane.infra import javac, maven
+from controlplane.infra import maven
 
-JAVA_SOURCES = Path(__file__).resolve().parents[2] / "spark_runtime" / "java"
+JAVA_MODULE = Path(__file__).resolve().parents[2] / "spark_runtime" / "java"
 ENTRY_POINT = Path(__file__).resolve().parents[2] / "spark_runtime" / "main.py"
 _VERSIONED_JAR = re.compile(r"^(?P<artifact>.+?)-\d[\w.\-]*\.jar$")
 
@@ -43,12 +45,17 @@ def spark_kafka_jars() -> list[Path]:
 
 
 def mirror_writer_jar() -> Path:
-    """Our JVM record writer, compiled against pyspark's jars once per source change."""
-    def classpath() -> list[str]:
-        return [str(pyspark_home() / "jars" / "*"), *(str(j) for j in spark_kafka_jars())]
+    """Our JVM record writer, built once per change of its module or of the Spark version."""
+    return maven.module_jar("mirrorplane-writer", JAVA_MODULE, _java_module_properties())
 
-    return javac.compiled_jar("mirrorplane-writer", sorted(JAVA_SOURCES.rglob("*.java")), classpath,
-                              salt=pyspark_version())
+
+def run_java_tests() -> int:
+    """Runs the writer's JUnit tests against the installed Spark version; Maven's exit status."""
+    return maven.run_tests(JAVA_MODULE, _java_module_properties())
+
+
+def _java_module_properties() -> dict[str, str]:
+    return {"spark.version": pyspark_version()}
 
 
 def runtime_jars() -> list[Path]:
@@ -78,3 +85,9 @@ def submit_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
 def _artifact(filename: str) -> str:
     match = _VERSIONED_JAR.match(filename)
     return match.group("artifact") if match else filename
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["test-java"]:
+        sys.exit("usage: python -m controlplane.infra.spark test-java")
+    sys.exit(run_java_tests())

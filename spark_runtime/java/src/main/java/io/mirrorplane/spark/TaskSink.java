@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
 
-import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
 
@@ -23,7 +23,7 @@ final class TaskSink {
     /** Records this JVM's tasks handed to a producer that are not yet acknowledged (or failed). */
     private static final AtomicLong IN_FLIGHT = new AtomicLong();
 
-    private final KafkaProducer<byte[], byte[]> producer;
+    private final Producer<byte[], byte[]> producer;
     private final Map<String, String> remoteTopics;
     private final long maxOffsetLag;
     private final Map<String, String> syncState;
@@ -34,12 +34,12 @@ final class TaskSink {
     private String lastTopic;
     private String lastRemote;
 
-    TaskSink(KafkaProducer<byte[], byte[]> producer, Map<String, String> remoteTopics, long maxOffsetLag,
+    TaskSink(Producer<byte[], byte[]> producer, Map<String, String> remoteTopics, long maxOffsetLag,
              Map<String, String> syncState) {
         this(producer, remoteTopics, maxOffsetLag, syncState, null);
     }
 
-    TaskSink(KafkaProducer<byte[], byte[]> producer, Map<String, String> remoteTopics, long maxOffsetLag,
+    TaskSink(Producer<byte[], byte[]> producer, Map<String, String> remoteTopics, long maxOffsetLag,
              Map<String, String> syncState, Function<String, BiConsumer<Long, Long>> emitters) {
         this.producer = producer;
         this.remoteTopics = remoteTopics;

@@ -92,36 +92,45 @@ public final class MicroBatchMirror implements VoidFunction2<Dataset<Row>, Long>
         int slots = Math.max(1, Math.min(tasksMax, cores(batch.sparkSession().sparkContext())));
         List<String> lines = KafkaMirrorWriter.write(batch, ranges, producerConfig, remoteTopics, slots, maxOffsetLag,
             states);
-        List<long[]> syncs = new ArrayList<>();
-        List<String> syncKeys = new ArrayList<>();
         List<String> progress = new ArrayList<>();
+        List<Sync> syncs = absorb(lines, progress, System.currentTimeMillis());
+        if (syncTopic != null) {
+            writeSyncs(syncs);
+        }
+        report(batchId, (System.nanoTime() - started) / 1e9, progress);
+    }
+
+    /** One offset sync to write: a partition ("topic\tpartition") and its upstream and downstream offsets. */
+    record Sync(String key, long upstream, long downstream) {
+    }
+
+    /**
+     * Takes in a written batch's summary lines (see {@link KafkaMirrorWriter}) at {@code now}: its "P"
+     * lines are added to {@code progress}, each partition's rule state is kept for the next batch, and
+     * the syncs to write are returned: the writer's, then, when offset syncs are on, those promoted.
+     */
+    List<Sync> absorb(List<String> lines, List<String> progress, long now) {
+        List<Sync> syncs = new ArrayList<>();
         for (String line : lines) {
             String[] parts = line.split("\t");
             String key = parts[1] + "\t" + parts[2];
             switch (parts[0]) {
                 case "P" -> progress.add(line);
-                case "S" -> {
-                    syncs.add(new long[] {Long.parseLong(parts[3]), Long.parseLong(parts[4])});
-                    syncKeys.add(key);
-                }
+                case "S" -> syncs.add(new Sync(key, Long.parseLong(parts[3]), Long.parseLong(parts[4])));
                 case "T" -> states.put(key, parts[3] + "\t" + parts[4] + "\t" + parts[5]);
                 default -> throw new IllegalStateException("unexpected writer line " + line);
             }
         }
         if (syncTopic != null) {
-            promoteDue(syncs, syncKeys);
-            writeSyncs(syncs, syncKeys);
+            promoteDue(syncs, now);
         }
-        StringBuilder report = new StringBuilder("B\t").append(batchId).append('\t')
-            .append((System.nanoTime() - started) / 1e9);
-        progress.forEach(line -> report.append('\n').append(line));
-        reports.add(report.toString());
+        return syncs;
     }
 
     /** MM2's commit-time promotion, at most once per partition per flush interval. */
-    private void promoteDue(List<long[]> syncs, List<String> syncKeys) {
-        long now = System.currentTimeMillis();
-        Set<String> synced = new HashSet<>(syncKeys);
+    private void promoteDue(List<Sync> syncs, long now) {
+        Set<String> synced = new HashSet<>();
+        syncs.forEach(sync -> synced.add(sync.key()));
         synced.forEach(key -> lastSyncAt.put(key, now));
         states.forEach((key, state) -> {
             String[] parts = state.split("\t");
@@ -130,24 +139,30 @@ public final class MicroBatchMirror implements VoidFunction2<Dataset<Row>, Long>
             long lastSynced = Long.parseLong(parts[2]);
             boolean due = now - lastSyncAt.getOrDefault(key, 0L) >= flushIntervalMs;
             if (!synced.contains(key) && downstream != lastSynced && upstream >= 0 && due) {
-                syncs.add(new long[] {upstream, downstream});
-                syncKeys.add(key);
+                syncs.add(new Sync(key, upstream, downstream));
                 states.put(key, upstream + "\t" + downstream + "\t" + downstream);
                 lastSyncAt.put(key, now);
             }
         });
     }
 
+    /** A batch's "B" line and its "P" lines, for {@link #drain()}. */
+    void report(long batchId, double seconds, List<String> progress) {
+        StringBuilder report = new StringBuilder("B\t").append(batchId).append('\t').append(seconds);
+        progress.forEach(line -> report.append('\n').append(line));
+        reports.add(report.toString());
+    }
+
     /** Sends the syncs in order and waits for every acknowledgement; the first failure fails the batch. */
-    private void writeSyncs(List<long[]> syncs, List<String> syncKeys) {
+    private void writeSyncs(List<Sync> syncs) {
         if (syncs.isEmpty()) {
             return;
         }
         KafkaProducer<byte[], byte[]> producer = RealTimeMirrorWriter.syncProducer(syncProducerConfig);
         AtomicReference<Exception> failure = new AtomicReference<>();
-        for (int i = 0; i < syncs.size(); i++) {
-            String[] tp = syncKeys.get(i).split("\t");
-            byte[] value = ByteBuffer.allocate(16).putLong(syncs.get(i)[0]).putLong(syncs.get(i)[1]).array();
+        for (Sync sync : syncs) {
+            String[] tp = sync.key().split("\t");
+            byte[] value = ByteBuffer.allocate(16).putLong(sync.upstream()).putLong(sync.downstream()).array();
             producer.send(new ProducerRecord<>(syncTopic, 0, RealTimeMirrorWriter.syncKey(tp[0],
                 Integer.parseInt(tp[1])), value), (metadata, e) -> {
                     if (e != null) {
@@ -164,7 +179,7 @@ public final class MicroBatchMirror implements VoidFunction2<Dataset<Row>, Long>
     }
 
     /** Waits until every partition the batch reads has its remote partition (the driver creates them). */
-    private void awaitRemotePartitions(List<KafkaBatchInputPartition> ranges) throws InterruptedException {
+    void awaitRemotePartitions(List<KafkaBatchInputPartition> ranges) throws InterruptedException {
         if (ranges == null) {
             return; // the writer writes the batch's rows; partitions are grown on the driver's schedule
         }

@@ -159,8 +159,7 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
             sink.progress().forEach((key, p) -> {
                 STATES.put(key, p.state());
                 DONE.merge(key, new long[] {p.lastUpstream(), p.lastDownstream(), p.records, p.bytes},
-                    (a, b) -> b[0] < 0 ? new long[] {a[0], a[1], a[2] + b[2], a[3] + b[3]}
-                        : new long[] {b[0], b[1], a[2] + b[2], a[3] + b[3]});
+                    RealTimeMirrorWriter::addEpoch);
                 OPEN.remove(key, p);
             });
             KafkaMirrorWriter.copyEnded();
@@ -263,20 +262,38 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
      * started). One string: a Java list reaches Python as a proxy costing a call per element.
      */
     public static String progress() {
+        return progress(DONE, OPEN);
+    }
+
+    /**
+     * The {@link #progress()} lines of {@code done}, each partition's totals after its finished
+     * epochs (see {@link #addEpoch}), and {@code open}, its running epoch's progress.
+     */
+    static String progress(Map<String, long[]> done, Map<String, PartitionProgress> open) {
         Map<String, long[]> partitions = new HashMap<>();
-        DONE.forEach((key, done) -> partitions.put(key, done.clone()));
-        OPEN.forEach((key, p) -> {
-            long[] done = partitions.getOrDefault(key, new long[] {-1, -1, 0, 0});
+        done.forEach((key, totals) -> partitions.put(key, totals.clone()));
+        open.forEach((key, p) -> {
+            long[] totals = partitions.getOrDefault(key, new long[] {-1, -1, 0, 0});
             if (p.lastUpstream() >= 0) {
-                done[0] = p.lastUpstream();
-                done[1] = p.lastDownstream();
+                totals[0] = p.lastUpstream();
+                totals[1] = p.lastDownstream();
             }
-            partitions.put(key, new long[] {done[0], done[1], done[2] + p.records, done[3] + p.bytes});
+            partitions.put(key, new long[] {totals[0], totals[1], totals[2] + p.records, totals[3] + p.bytes});
         });
         StringBuilder lines = new StringBuilder();
         partitions.forEach((key, p) -> lines.append(lines.length() == 0 ? "" : "\n").append("P\t").append(key)
             .append('\t').append(p[0]).append('\t').append(p[1]).append('\t').append(p[2]).append('\t').append(p[3]));
         return lines.toString();
+    }
+
+    /**
+     * A partition's totals (last acknowledged upstream offset, its downstream offset, records, bytes)
+     * after one more finished epoch's: the epoch's positions unless it acknowledged nothing, and the
+     * sums of the counts.
+     */
+    static long[] addEpoch(long[] totals, long[] epoch) {
+        return epoch[0] < 0 ? new long[] {totals[0], totals[1], totals[2] + epoch[2], totals[3] + epoch[3]}
+            : new long[] {epoch[0], epoch[1], totals[2] + epoch[2], totals[3] + epoch[3]};
     }
 
     /** Offset syncs written by this JVM's tasks since it started. */

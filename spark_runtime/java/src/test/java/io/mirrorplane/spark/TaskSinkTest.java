@@ -1,0 +1,171 @@
+package io.mirrorplane.spark;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Cluster;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A task's records to the target and its summary lines, against Kafka's in-memory producer: it
+ * acknowledges each remote partition's records with consecutive offsets from 0.
+ */
+class TaskSinkTest {
+
+    private static final Map<String, String> REMOTE = Map.of("orders", "source.orders", "audit", "source.audit");
+
+    private static MockProducer<byte[], byte[]> producer(boolean autoComplete) {
+        Node node = new Node(0, "localhost", 9092);
+        List<PartitionInfo> partitions = new ArrayList<>();
+        for (String topic : REMOTE.values()) {
+            for (int p = 0; p < 3; p++) {
+                partitions.add(new PartitionInfo(topic, p, node, new Node[] {node}, new Node[] {node}));
+            }
+        }
+        Cluster cluster = new Cluster("target", List.of(node), partitions, Set.of(), Set.of());
+        return new MockProducer<>(cluster, autoComplete, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static List<String> lines(TaskSink sink) {
+        List<String> lines = new ArrayList<>();
+        sink.finish().forEachRemaining(lines::add);
+        return lines;
+    }
+
+    @Test
+    void eachRecordKeepsItsPartitionKeyValueHeadersAndTimestamp() {
+        MockProducer<byte[], byte[]> producer = producer(true);
+        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of());
+        List<Header> headers = List.of(new RecordHeader("trace", bytes("t-1")), new RecordHeader("empty", null));
+        sink.send("orders", 2, 17, 1_700_000_000_123L, bytes("k"), bytes("value"), headers);
+        sink.send("orders", 2, 18, null, null, null, null);
+
+        ProducerRecord<byte[], byte[]> first = producer.history().get(0);
+        assertEquals("source.orders", first.topic());
+        assertEquals(2, first.partition());
+        assertEquals(1_700_000_000_123L, first.timestamp());
+        assertArrayEquals(bytes("k"), first.key());
+        assertArrayEquals(bytes("value"), first.value());
+        assertEquals(headers, List.of(first.headers().toArray()));
+        ProducerRecord<byte[], byte[]> second = producer.history().get(1);
+        assertNull(second.timestamp());
+        assertNull(second.key());
+        assertNull(second.value());
+        assertEquals(0, second.headers().toArray().length);
+    }
+
+    @Test
+    void theSummaryHasProgressSyncsAndStatePerSourcePartition() {
+        TaskSink sink = new TaskSink(producer(true), REMOTE, 100, Map.of());
+        sink.send("orders", 0, 10, null, bytes("ab"), bytes("cde"), null);
+        sink.send("orders", 0, 11, null, null, bytes("f"), null);
+        sink.send("orders", 0, 14, null, bytes("g"), null, null); // 12 and 13 skipped upstream
+        sink.send("audit", 1, 0, null, null, bytes("x"), null);
+
+        assertEquals(List.of(
+            // P: topic, partition, first upstream, last upstream, last downstream, records, bytes
+            "P\torders\t0\t10\t14\t2\t3\t7",
+            // S: an offset sync (upstream, downstream) the rule asked for
+            "S\torders\t0\t10\t0",
+            "S\torders\t0\t14\t2",
+            // T: the rule's state for the next batch (previous upstream, downstream, last synced downstream)
+            "T\torders\t0\t14\t2\t2",
+            "P\taudit\t1\t0\t0\t0\t1\t1",
+            "S\taudit\t1\t0\t0",
+            "T\taudit\t1\t0\t0\t0"), lines(sink));
+    }
+
+    @Test
+    void thePreviousBatchStateContinuesTheSyncRule() {
+        MockProducer<byte[], byte[]> producer = producer(true);
+        TaskSink first = new TaskSink(producer, REMOTE, 100, Map.of());
+        for (long offset = 0; offset < 3; offset++) {
+            first.send("orders", 0, offset, null, null, bytes("v"), null);
+        }
+        assertEquals("T\torders\t0\t2\t2\t0", lines(first).get(2));
+
+        TaskSink next = new TaskSink(producer, REMOTE, 100, Map.of("orders\t0", "2\t2\t0"));
+        next.send("orders", 0, 3, null, null, bytes("v"), null);
+        assertEquals(List.of("P\torders\t0\t3\t3\t3\t1\t1", "T\torders\t0\t3\t3\t0"), lines(next));
+
+        // a new target partition starts at downstream 0, behind the state's 3: a truncation, hence a sync
+        TaskSink recreated = new TaskSink(producer(true), REMOTE, 100, Map.of("orders\t0", "3\t3\t0"));
+        recreated.send("orders", 0, 4, null, null, bytes("v"), null);
+        assertEquals(List.of("P\torders\t0\t4\t4\t0\t1\t1", "S\torders\t0\t4\t0", "T\torders\t0\t4\t0\t0"),
+            lines(recreated));
+    }
+
+    @Test
+    void aSourceTopicWithoutRemoteTopicIsRefused() {
+        MockProducer<byte[], byte[]> producer = producer(true);
+        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of());
+        IllegalStateException error = assertThrows(IllegalStateException.class,
+            () -> sink.send("unknown", 0, 0, null, null, null, null));
+        assertTrue(error.getMessage().contains("unknown"));
+        assertTrue(producer.history().isEmpty());
+    }
+
+    @Test
+    void aFailedSendFailsTheTaskOnceEveryRecordIsSettled() {
+        MockProducer<byte[], byte[]> producer = producer(false);
+        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of());
+        long before = TaskSink.inFlight();
+        sink.send("orders", 0, 0, null, null, bytes("a"), null);
+        sink.send("orders", 0, 1, null, null, bytes("b"), null);
+        assertEquals(before + 2, TaskSink.inFlight());
+
+        RuntimeException refused = new RuntimeException("not enough replicas");
+        producer.errorNext(refused);
+        assertTrue(sink.failed());
+        assertSame(refused, sink.failure());
+        IllegalStateException error = assertThrows(IllegalStateException.class, sink::finish);
+        assertSame(refused, error.getCause());
+        assertEquals(before, TaskSink.inFlight(), "the flush acknowledged the other record");
+    }
+
+    @Test
+    void summariesWaitForEveryAcknowledgement() {
+        MockProducer<byte[], byte[]> producer = producer(false);
+        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of());
+        sink.send("orders", 1, 5, null, null, bytes("a"), null);
+        sink.send("orders", 1, 6, null, null, bytes("b"), null);
+        assertEquals(-1, sink.progress().get("orders\t1").lastDownstream(), "nothing acknowledged yet");
+        // finish() flushes the producer: both records are acknowledged before the lines are made
+        assertEquals(List.of("P\torders\t1\t5\t6\t1\t2\t2", "S\torders\t1\t5\t0", "T\torders\t1\t6\t1\t0"),
+            lines(sink));
+    }
+
+    @Test
+    void withEmittersSyncsAreHandedOverInsteadOfSummarized() {
+        Map<String, List<String>> emitted = new HashMap<>();
+        TaskSink sink = new TaskSink(producer(true), REMOTE, 1, Map.of(),
+            key -> (up, down) -> emitted.computeIfAbsent(key, k -> new ArrayList<>()).add(up + "->" + down));
+        for (long offset = 0; offset < 4; offset++) {
+            sink.send("audit", 2, offset, null, null, bytes("v"), null);
+        }
+        assertEquals(Map.of("audit\t2", List.of("0->0", "2->2")), emitted);
+        assertEquals(List.of("P\taudit\t2\t0\t3\t3\t4\t4", "T\taudit\t2\t3\t3\t2"), lines(sink));
+    }
+}
