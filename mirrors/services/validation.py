@@ -13,7 +13,7 @@ from typing import Any
 from mirrorcore.connection import parse_bootstrap_servers
 from mirrorcore.filters import PatternError, compile_patterns
 from mirrorcore.overrides import refused_client_config, refused_spark_conf
-from mirrorcore.properties import invalid_properties
+from mirrorcore.registry import invalid_properties
 from mirrors.choices import ConnectorKind, SaslMechanism, SecurityProtocol
 from mirrors.models import Cluster, Mirror
 from mirrors.services import certificates
