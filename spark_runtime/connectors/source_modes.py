@@ -38,7 +38,7 @@ class ReplicationModes:
     handover: dict[tuple[str, int], int] | None
 
     def _decide_mode(self, backlog: int | None) -> replication_mode.ModeDecision:
-        limit = self.settings.get_int("replication.mode.auto.backlog.records", replication_mode.DEFAULT_BACKLOG_RECORDS)
+        limit = self.settings.get_int("replication.mode.auto.backlog.records")
         return replication_mode.decide(self.mode_setting, sum(self.topics.values()), self.cores or 1, backlog, limit,
                                        self.mode.mode if self.mode is not None and self.query is not None else None,
                                        local=self._tasks_local())
