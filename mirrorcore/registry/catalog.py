@@ -7,9 +7,11 @@ from __future__ import annotations
 from mirrorcore.registry.model import (
     ANY,
     BOOLEAN,
+    CLASS_NAME,
     PATTERNS,
     REPLICATION_FACTOR,
     SECONDS,
+    SEPARATOR,
     ConnectorKind,
     Property,
     PropertyType,
@@ -60,7 +62,7 @@ CATALOG: tuple[Property, ...] = (
             "replication_policy", "How remote topics are named: default (`<source>.<topic>`), identity (names "
             "kept), or legacy (MM1: names kept, no heartbeats, checkpoints nor config and ACL sync).", POLICY_CLASS),
     _mirror("replication.policy.separator", "string", ".", "separator",
-            "Separator between the source alias and the topic in remote topic names."),
+            "Separator between the source alias and the topic in remote topic names.", SEPARATOR),
     _mirror("source.cluster.alias", "string", None, "source",
             "Alias of the source cluster, which names remote topics."),
     _mirror("target.cluster.alias", "string", "target", "target",
@@ -103,11 +105,11 @@ CATALOG: tuple[Property, ...] = (
              "Whether the policy's separator is also used in the internal topics' names (offset syncs, "
              "checkpoints).", BOOLEAN, applies_to=("checkpoint", "heartbeat"), aligned_on=("checkpoint",)),
     Property("topic.filter.class", "class", "org.apache.kafka.connect.mirror.DefaultTopicFilter", "source",
-             f"Selects the topics to replicate; Mirrorplane applies MM2's default filter. {_NO_CLASS}.", ANY,
+             f"Selects the topics to replicate; Mirrorplane applies MM2's default filter. {_NO_CLASS}.", CLASS_NAME,
              acted_on=False),
     Property("config.property.filter.class", "class", "org.apache.kafka.connect.mirror.DefaultConfigPropertyFilter",
              "source", f"Selects the topic properties to copy; Mirrorplane applies MM2's default filter. {_NO_CLASS}.",
-             ANY, acted_on=False),
+             CLASS_NAME, acted_on=False),
     Property("use.incremental.alter.configs", "choice", "requested", "source",
              "Deprecated in MM2: which API syncs topic configuration; Mirrorplane always alters it incrementally.",
              one_of("requested", "required", "never"), acted_on=False),
@@ -139,7 +141,7 @@ CATALOG: tuple[Property, ...] = (
              mirrorplane_default="-1"),
     Property("group.filter.class", "class", "org.apache.kafka.connect.mirror.DefaultGroupFilter", "checkpoint",
              f"Selects the consumer groups to checkpoint; Mirrorplane applies MM2's default filter. {_NO_CLASS}.",
-             ANY, acted_on=False),
+             CLASS_NAME, acted_on=False),
     # -- heartbeat connector ----------------------------------------------------------------------------
     Property("emit.heartbeats.enabled", "boolean", "true", "heartbeat", "Whether heartbeats are emitted.", BOOLEAN),
     Property("emit.heartbeats.interval.seconds", "seconds", "1", "heartbeat", "How often a heartbeat is emitted.",
@@ -174,7 +176,7 @@ CATALOG: tuple[Property, ...] = (
              "instead.", acted_on=False),
     Property("header.converter", "class", "org.apache.kafka.connect.converters.ByteArrayConverter", "worker",
              "Kafka Connect's header converter (MM2's dedicated mode defaults it to bytes); Mirrorplane copies "
-             "headers as bytes.", acted_on=False),
+             "headers as bytes.", CLASS_NAME, acted_on=False),
     Property("plugin.path", "list", None, "worker", "Where Kafka Connect looks for plugins.", acted_on=False),
     Property("plugin.discovery", "string", "hybrid_warn", "worker", "How Kafka Connect discovers plugins.",
              acted_on=False),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -20,6 +21,7 @@ CONNECTOR_KINDS: tuple[ConnectorKind, ...] = ("source", "checkpoint", "heartbeat
 # Mirrorplane also takes decimals) and `choice`: a string out of a fixed list.
 PropertyType = Literal["boolean", "int", "long", "double", "seconds", "string", "list", "class", "choice"]
 Origin = Literal["mm2", "mirrorplane"]
+_CLASS_NAME = re.compile(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*")
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,16 @@ def _patterns(value: str) -> None:
         raise ValueError(str(error)) from None
 
 
+def _class_name(value: str) -> None:
+    if not _CLASS_NAME.fullmatch(value.strip()):
+        raise ValueError("expected a Java class name")
+
+
+def _separator(value: str) -> None:
+    if not value or any(ch.isspace() for ch in value):
+        raise ValueError("a separator must be non-empty and without spaces")
+
+
 def _anything(value: str) -> None:
     """Accepts every value: a property Mirrorplane passes over is not checked either."""
 
@@ -86,6 +98,8 @@ BOOLEAN = Validator(_boolean, "true, false")
 SECONDS = Validator(_seconds, "> 0")
 REPLICATION_FACTOR = Validator(_replication_factor, "-1 (the broker's default) or >= 1")
 PATTERNS = Validator(_patterns, "comma-separated names or regular expressions")
+CLASS_NAME = Validator(_class_name, "a Java class name")
+SEPARATOR = Validator(_separator, "non-empty, without spaces")
 ANY = Validator(_anything, "any")
 
 

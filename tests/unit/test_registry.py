@@ -58,6 +58,8 @@ def test_mirrorplanes_own_properties():
     ("replication.mode", ["auto", "micro-batch", "real-time"], ["fast"]),
     ("config.properties.exclude", ["retention\\.ms, min\\..*", ""], ["retention("]),
     ("offset.flush.interval.ms", ["0", "60000"], ["-1", "1s"]),
+    ("replication.policy.separator", [".", "_", "--"], ["", "a b"]),
+    ("topic.filter.class", ["org.apache.kafka.connect.mirror.DefaultTopicFilter"], ["", "not a class", "a..b"]),
     ("replication.policy.class", ["org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
                                   "com.example.LegacyReplicationPolicy"], ["com.example.MyPolicy"]),
 ])
