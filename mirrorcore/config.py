@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mirrorcore import registry
 from mirrorcore.connection import ClusterConnection
 from mirrorcore.filters import (
     DEFAULT_GROUPS,
@@ -29,20 +30,27 @@ CONNECTOR_KINDS = ("source", "checkpoint", "heartbeat")
 
 @dataclass(frozen=True)
 class ConnectorSettings:
+    """A connector's properties; a property left out reads as its default in the registry, unless `default`
+    is given (for a name the registry does not know)."""
+
     tasks_max: int = 1
     config: dict[str, str] = field(default_factory=dict)
 
-    def get(self, name: str, default: str) -> str:
-        return str(self.config.get(name, default))
+    def get(self, name: str, default: str | None = None) -> str:
+        return str(self.config.get(name, default)) if default is not None else registry.get_str(self.config, name)
 
-    def get_int(self, name: str, default: int) -> int:
+    def get_int(self, name: str, default: int | None = None, *, mm2_default: bool = False) -> int:
+        if default is None:
+            return registry.get_int(self.config, name, mm2_default=mm2_default)
         return int(self.config.get(name, default))
 
-    def get_float(self, name: str, default: float) -> float:
-        return float(self.config.get(name, default))
+    def get_float(self, name: str, default: float | None = None) -> float:
+        return float(self.config.get(name, default)) if default is not None else registry.get_float(self.config, name)
 
-    def get_bool(self, name: str, default: bool) -> bool:
-        return str(self.config.get(name, default)).strip().lower() in {"true", "1", "yes"}
+    def get_bool(self, name: str, default: bool | None = None) -> bool:
+        if default is None:
+            return registry.get_bool(self.config, name)
+        return registry.parse_bool(str(self.config.get(name, default)))
 
     def prefixed(self, prefix: str) -> dict[str, str]:
         """Client overrides passed through with MM2's prefixes (`consumer.`, `producer.override.`)."""
@@ -127,7 +135,7 @@ class MirrorConfig:
 
     @property
     def policy(self) -> ReplicationPolicy:
-        internal = self.connectors["source"].get_bool("replication.policy.internal.topic.separator.enabled", True)
+        internal = self.connectors["source"].get_bool("replication.policy.internal.topic.separator.enabled")
         return ReplicationPolicy(self.replication_policy, self.separator, internal)
 
     @property

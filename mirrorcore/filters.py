@@ -9,42 +9,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from mirrorcore import registry
+from mirrorcore.patterns import PatternError as PatternError
+from mirrorcore.patterns import compile_patterns as compile_patterns
 from mirrorcore.policy import ReplicationPolicy
 
-DEFAULT_TOPICS = ".*"
-DEFAULT_TOPICS_EXCLUDE = r".*[\-\.]internal, .*\.replica, __.*"
-DEFAULT_GROUPS = ".*"
-DEFAULT_GROUPS_EXCLUDE = "console-consumer-.*, connect-.*, __.*"
-# MM2's config.properties.exclude: topic properties never copied to remote topics.
-DEFAULT_CONFIG_PROPERTIES_EXCLUDE = (
-    r"follower\.replication\.throttled\.replicas, leader\.replication\.throttled\.replicas, "
-    r"message\.timestamp\.difference\.max\.ms, message\.timestamp\.type, "
-    r"unclean\.leader\.election\.enable, min\.insync\.replicas"
-)
-
-
-class PatternError(ValueError):
-    """An invalid pattern list; `pattern` is the offending element."""
-
-    def __init__(self, pattern: str, reason: str) -> None:
-        super().__init__(f"invalid regular expression {pattern!r}: {reason}")
-        self.pattern = pattern
-
-
-def compile_patterns(value: str) -> re.Pattern[str] | None:
-    """One pattern matching any element of the list, or None for an empty list.
-
-    Raises PatternError naming the first element that is not a valid regular expression.
-    """
-    elements = [element.strip() for element in value.split(",") if element.strip()]
-    if not elements:
-        return None
-    for element in elements:
-        try:
-            re.compile(element)
-        except re.error as error:
-            raise PatternError(element, str(error)) from None
-    return re.compile("|".join(f"(?:{element})" for element in elements))
+# Each MM2 property's default, from the registry.
+DEFAULT_TOPICS = registry.get_str({}, "topics")
+DEFAULT_TOPICS_EXCLUDE = registry.get_str({}, "topics.exclude")
+DEFAULT_GROUPS = registry.get_str({}, "groups")
+DEFAULT_GROUPS_EXCLUDE = registry.get_str({}, "groups.exclude")
+DEFAULT_CONFIG_PROPERTIES_EXCLUDE = registry.get_str({}, "config.properties.exclude")
 
 
 @dataclass(frozen=True)

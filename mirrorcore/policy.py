@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from mirrorcore import registry
+
 HEARTBEATS_TOPIC = "heartbeats"
 POLICIES = ("default", "identity", "legacy")
 
@@ -17,7 +19,7 @@ def heartbeats_off(policy: str, heartbeat_config: Mapping[str, object]) -> str |
     connector's config), else None; the application and the control plane both ask."""
     if policy == "legacy":
         return "heartbeats are off with the legacy replication policy (MM1 emulation)"
-    if str(heartbeat_config.get("emit.heartbeats.enabled", "true")).strip().lower() == "false":
+    if not registry.get_bool(heartbeat_config, "emit.heartbeats.enabled"):
         return "heartbeats are off (emit.heartbeats.enabled=false on the heartbeat connector)"
     return None
 

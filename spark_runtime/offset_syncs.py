@@ -21,24 +21,22 @@ from spark_runtime.topic_reader import PartitionReader
 log = logging.getLogger(__name__)
 
 LOCATIONS = ("source", "target")
-DEFAULT_MAX_OFFSET_LAG = 100
-DEFAULT_FLUSH_INTERVAL_MS = 10_000
 READ_TIMEOUT_SECONDS = 60.0
 
 
 class OffsetSyncs:
     def __init__(self, config: MirrorConfig, source_admin: KafkaAdmin, target_admin: KafkaAdmin) -> None:
         settings = config.connectors["source"]
-        self.enabled = settings.get_bool("emit.offset-syncs.enabled", True)
-        self.location = settings.get("offset-syncs.topic.location", "source")
+        self.enabled = settings.get_bool("emit.offset-syncs.enabled")
+        self.location = settings.get("offset-syncs.topic.location")
         if self.location not in LOCATIONS:
             raise ValueError(f"offset-syncs.topic.location must be 'source' or 'target', not {self.location!r}")
         self.connection = config.source if self.location == "source" else config.target
         self.admin = source_admin if self.location == "source" else target_admin
         self.topic = config.policy.offset_syncs_topic(config.target.alias)
-        self.replication_factor = settings.get_int("offset-syncs.topic.replication.factor", -1)
-        self.max_offset_lag = settings.get_int("offset.lag.max", DEFAULT_MAX_OFFSET_LAG)
-        self.flush_interval = settings.get_int("offset.flush.interval.ms", DEFAULT_FLUSH_INTERVAL_MS) / 1000
+        self.replication_factor = settings.get_int("offset-syncs.topic.replication.factor")
+        self.max_offset_lag = settings.get_int("offset.lag.max")
+        self.flush_interval = settings.get_int("offset.flush.interval.ms") / 1000
         self.state: dict[str, str] = {}  # "topic\tpartition" -> "previous up\tprevious down\tlast synced down"
         self.emitted = 0  # by the micro-batch queries stopped in this application's life
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from mirrorcore import registry
+
 WRITER_CLASS = "io.mirrorplane.spark.RealTimeMirrorWriter"
 MIN_EPOCH_MS = 5_000  # Spark's spark.sql.streaming.realTimeMode.minBatchDuration
-DEFAULT_EPOCH_MS = 60_000  # Kafka Connect's offset.flush.interval.ms
+DEFAULT_EPOCH_MS = registry.get_int({}, "offset.flush.interval.ms", mm2_default=True)  # Kafka Connect's
 
 
 def epoch_ms(flush_interval_ms: int) -> int:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 AUTO, MICRO_BATCH, REAL_TIME = "auto", "micro-batch", "real-time"
 SETTINGS = (AUTO, MICRO_BATCH, REAL_TIME)
-DEFAULT_BACKLOG_RECORDS = 50_000  # replication.mode.auto.backlog.records
 # A running real-time query falls back to micro-batches only when its backlog is this many times the
 # limit, so that a burst it absorbs does not flip the mode back and forth.
 FALL_BACK_FACTOR = 4

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from mirrorcore.acl_sync import remote_acls
 from mirrorcore.admin import AclsUnavailable, KafkaAdmin
 from mirrorcore.config import ConnectorSettings
-from mirrorcore.filters import DEFAULT_CONFIG_PROPERTIES_EXCLUDE, config_property_filter
+from mirrorcore.filters import config_property_filter
 from mirrorcore.policy import ReplicationPolicy
 
 log = logging.getLogger(__name__)
@@ -36,15 +36,14 @@ class RemoteTopics:
         self.policy = policy
         self.source_admin = source_admin
         self.target_admin = target_admin
-        self.creation_enabled = settings.get_bool("topic.creation.enable", True)
-        self.replication_factor = settings.get_int("replication.factor", -1)
-        self.config_sync_enabled = config_sync_allowed and settings.get_bool("sync.topic.configs.enabled", True)
-        self.acl_sync_enabled = config_sync_allowed and settings.get_bool("sync.topic.acls.enabled", True)
-        self.acl_sync_interval = settings.get_float("sync.topic.acls.interval.seconds", 600.0)
+        self.creation_enabled = settings.get_bool("topic.creation.enable")
+        self.replication_factor = settings.get_int("replication.factor")
+        self.config_sync_enabled = config_sync_allowed and settings.get_bool("sync.topic.configs.enabled")
+        self.acl_sync_enabled = config_sync_allowed and settings.get_bool("sync.topic.acls.enabled")
+        self.acl_sync_interval = settings.get_float("sync.topic.acls.interval.seconds")
         self.acl_sync_note: str | None = None
-        self.config_sync_interval = settings.get_float("sync.topic.configs.interval.seconds", 600.0)
-        self.copied = config_property_filter(settings.get("config.properties.exclude",
-                                                          DEFAULT_CONFIG_PROPERTIES_EXCLUDE))
+        self.config_sync_interval = settings.get_float("sync.topic.configs.interval.seconds")
+        self.copied = config_property_filter(settings.get("config.properties.exclude"))
 
     def remote(self, topic: str) -> str:
         return self.policy.format_remote_topic(self.source_alias, topic)

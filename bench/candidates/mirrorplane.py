@@ -252,7 +252,7 @@ class Mirrorplane(Candidate):
     def settings(self) -> dict:
         from controlplane.infra import class_archive
         from controlplane.infra import spark as spark_jars
-        from spark_runtime.connectors.source import DEFAULT_BATCH_MAX_RECORDS, PRODUCER_DEFAULTS
+        from mirrorcore.registry import DEFAULT_BATCH_MAX_RECORDS, PRODUCER_DEFAULTS
 
         archive = class_archive.archive_path(spark_jars.runtime_jars())
         return {"spark_master": os.environ.get("SPARK_MASTER", "local[2]"),

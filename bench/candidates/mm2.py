@@ -26,7 +26,7 @@ from bench import jvm
 from bench.candidates.base import Candidate, RunSpec
 from bench.cluster import TARGET, EndOffsets, delete_topics
 from controlplane.infra import maven, processes
-from spark_runtime.connectors.source import PRODUCER_DEFAULTS
+from mirrorcore.registry import PRODUCER_DEFAULTS
 
 ARTIFACTS = (
     f"org.apache.kafka:connect-mirror:{maven.KAFKA_VERSION}",

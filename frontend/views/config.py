@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404
 
 from frontend.views import page, role_required
 from frontend.views.policy import override_policy
+from mirrorcore import registry
 from mirrorcore.filters import DEFAULT_GROUPS, DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS, DEFAULT_TOPICS_EXCLUDE
 from mirrors.choices import ConnectorKind, ReplicationPolicy, SaslMechanism, SecurityProtocol
 from mirrors.models import Cluster, Connector, Mirror
@@ -24,32 +25,45 @@ from mirrors.services.overview import overview as overview_data
 
 @dataclass(frozen=True)
 class Setting:
-    """A connector property the mirror form shows as its own field (MM2 name, default shown as placeholder)."""
+    """A connector property the mirror form shows as its own field: its MM2 name and label; its kind, its
+    default (shown as placeholder) and its help come from the property registry."""
 
     name: str
     label: str
-    kind: str  # seconds | integer | boolean
-    default: str
+
+    @property
+    def kind(self) -> str:
+        """seconds | integer | boolean: how the field takes its value."""
+        kind = registry.get(self.name).type
+        return "boolean" if kind == "boolean" else "seconds" if kind in ("seconds", "double") else "integer"
+
+    @property
+    def default(self) -> str:
+        return registry.get(self.name).effective_default or ""
+
+    @property
+    def help(self) -> str:
+        return registry.get(self.name).doc
 
 
 CONNECTOR_SETTINGS: dict[str, tuple[Setting, ...]] = {
     ConnectorKind.SOURCE: (
-        Setting("refresh.topics.interval.seconds", "Look for new topics every (s)", "seconds", "600"),
-        Setting("sync.topic.configs.enabled", "Sync topic configs", "boolean", "true"),
-        Setting("sync.topic.acls.enabled", "Sync topic ACLs", "boolean", "true"),
-        Setting("replication.factor", "Replication factor of remote topics", "integer", "-1"),
-        Setting("offset.lag.max", "Max offset lag before a sync (records)", "integer", "100"),
+        Setting("refresh.topics.interval.seconds", "Look for new topics every (s)"),
+        Setting("sync.topic.configs.enabled", "Sync topic configs"),
+        Setting("sync.topic.acls.enabled", "Sync topic ACLs"),
+        Setting("replication.factor", "Replication factor of remote topics"),
+        Setting("offset.lag.max", "Max offset lag before a sync (records)"),
     ),
     ConnectorKind.CHECKPOINT: (
-        Setting("emit.checkpoints.interval.seconds", "Emit checkpoints every (s)", "seconds", "60"),
-        Setting("sync.group.offsets.enabled", "Sync group offsets to the target", "boolean", "false"),
-        Setting("sync.group.offsets.interval.seconds", "Sync group offsets every (s)", "seconds", "60"),
-        Setting("refresh.groups.interval.seconds", "Look for new groups every (s)", "seconds", "600"),
+        Setting("emit.checkpoints.interval.seconds", "Emit checkpoints every (s)"),
+        Setting("sync.group.offsets.enabled", "Sync group offsets to the target"),
+        Setting("sync.group.offsets.interval.seconds", "Sync group offsets every (s)"),
+        Setting("refresh.groups.interval.seconds", "Look for new groups every (s)"),
     ),
     ConnectorKind.HEARTBEAT: (
-        Setting("emit.heartbeats.enabled", "Emit heartbeats", "boolean", "true"),
-        Setting("emit.heartbeats.interval.seconds", "Emit heartbeats every (s)", "seconds", "1"),
-        Setting("link.unhealthy.after.seconds", "Link unhealthy after (s)", "seconds", "10"),
+        Setting("emit.heartbeats.enabled", "Emit heartbeats"),
+        Setting("emit.heartbeats.interval.seconds", "Emit heartbeats every (s)"),
+        Setting("link.unhealthy.after.seconds", "Link unhealthy after (s)"),
     ),
 }
 TASKS_MAX_KINDS = (ConnectorKind.SOURCE, ConnectorKind.CHECKPOINT)  # MM2's tasks.max goes to these two

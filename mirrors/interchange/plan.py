@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from mirrorcore import registry
+
 CONNECTOR_KINDS = ("source", "checkpoint", "heartbeat")
 SECRET_FIELDS = ("password", "ca_pem", "cert_pem", "key_pem")
 
@@ -15,29 +17,13 @@ POLICY_CLASSES = {
     "legacy": "org.apache.kafka.mirror.LegacyReplicationPolicy",
 }
 
-# MM2 properties Mirrorplane holds once per mirror (property -> Mirror field).
-MIRROR_PROPERTIES = {
-    "topics": "topics", "topics.exclude": "topics_exclude", "topics.blacklist": "topics_exclude",
-    "groups": "groups", "groups.exclude": "groups_exclude", "groups.blacklist": "groups_exclude",
-    "replication.policy.separator": "separator", "replication.policy.class": "replication_policy",
-}
-_CHECKPOINT_PREFIXES = ("emit.checkpoints.", "sync.group.offsets.", "refresh.groups.", "group.filter.")
-_CHECKPOINT_NAMES = {"checkpoints.topic.replication.factor"}
-_HEARTBEAT_PREFIXES = ("emit.heartbeats.",)
-_HEARTBEAT_NAMES = {"heartbeats.topic.replication.factor"}
+# MM2 properties Mirrorplane holds once per mirror (property -> Mirror field); the mirror's source and target
+# name the cluster aliases.
+MIRROR_PROPERTIES = {prop.name: prop.field for prop in registry.PROPERTIES.values()
+                     if prop.owner == "mirror" and prop.field is not None and prop.field not in ("source", "target")}
 # MM2 wants these aligned on the source and checkpoint connectors; Mirrorplane holds them once, on the
 # source connector, and the checkpoint connector follows it.
-SOURCE_HELD_NAMES = {"offset-syncs.topic.location", "replication.policy.internal.topic.separator.enabled",
-                     "emit.offset-syncs.enabled", "offset.lag.max"}
-
-# Kafka Connect worker settings: Mirrorplane runs no Connect cluster, so they have no meaning here.
-_CONNECT_WORKER_NAMES = {
-    "group.id", "offset.flush.timeout.ms", "offset.flush.interval.ms", "task.shutdown.graceful.timeout.ms",
-    "plugin.path", "listeners", "connector.client.config.override.policy", "header.converter",
-    "scheduled.rebalance.max.delay.ms", "session.timeout.ms", "heartbeat.interval.ms", "plugin.discovery",
-}
-_CONNECT_WORKER_PREFIXES = ("config.storage.", "offset.storage.", "status.storage.", "key.converter",
-                            "value.converter", "rest.", "config.providers", "dedicated.mode.")
+SOURCE_HELD_NAMES = registry.source_held()
 # Kafka Connect's offsets topic when the file names none: MM2's dedicated mode (connect-mirror-maker.sh)
 # names it after the flow's source cluster, Strimzi uses one per Connect cluster.
 DEDICATED_OFFSETS_TOPIC = "mm2-offsets.{source}.internal"
@@ -48,16 +34,35 @@ _PLACEHOLDER = re.compile(r"<[^<>\s]+>|\$\{[^}]+\}")
 
 
 def connector_kinds_of(prop: str) -> tuple[str, ...]:
-    """Which connectors a connector-level MM2 property belongs to."""
-    if prop in _CHECKPOINT_NAMES or prop.startswith(_CHECKPOINT_PREFIXES):
-        return ("checkpoint",)
-    if prop in _HEARTBEAT_NAMES or prop.startswith(_HEARTBEAT_PREFIXES):
-        return ("heartbeat",)
-    return ("source",)
+    """Which connectors a connector-level MM2 property belongs to (its owner in the registry)."""
+    return registry.connector_kinds_of(prop)
 
 
 def is_connect_worker_property(prop: str) -> bool:
-    return prop in _CONNECT_WORKER_NAMES or prop.startswith(_CONNECT_WORKER_PREFIXES)
+    """A Kafka Connect worker setting Mirrorplane passes over (it runs no Connect worker)."""
+    return registry.is_worker_setting(prop) and not is_kept_worker_setting(prop)
+
+
+def is_kept_worker_setting(prop: str) -> bool:
+    """A Kafka Connect worker setting Mirrorplane acts on: kept, in the connectors it applies to."""
+    found = registry.find(prop)
+    return found is not None and found.owner == "worker" and found.acted_on
+
+
+def worker_setting_elsewhere(place: str) -> str:
+    """Why a worker setting Mirrorplane acts on is not read where it stands: MM2 reads it at `place`."""
+    return f"a Kafka Connect worker setting, which MM2 reads from {place}, and so does Mirrorplane"
+
+
+def held_worker_settings(configs: dict[str, dict]) -> dict[str, str]:
+    """The worker settings Mirrorplane acts on, from the connectors that hold them (kind -> config), for
+    export to where MM2 reads them."""
+    found: dict[str, str] = {}
+    for kind, config in configs.items():
+        for prop, value in registry.worker_settings(config).items():
+            if kind in registry.connector_kinds_of(prop):
+                found.setdefault(prop, value)
+    return found
 
 
 def is_placeholder(value: str) -> bool:
@@ -100,6 +105,8 @@ class ClusterPlan:
     fields: dict[str, Any] = field(default_factory=dict)
     paths: dict[str, str] = field(default_factory=dict)  # field -> where in the file
     defined: bool = True  # False: only referred to (by a mirror or `clusters =`), must exist already
+    # Kafka Connect worker settings Mirrorplane acts on, in the cluster's config: property -> (value, path)
+    worker: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"alias": self.alias, **{k: v for k, v in self.fields.items() if k not in SECRET_FIELDS}}
@@ -194,3 +201,20 @@ def _move_to_source(connectors: dict[str, dict], paths: dict[str, str], errors: 
                     "flow must agree, and Mirrorplane keeps one value per mirror, on the source connector")
                 continue
             source.setdefault(prop, value)
+
+
+def apply_worker_settings(plan: ImportPlan, cluster: ClusterPlan, mirrors: list[MirrorPlan], unused: str) -> None:
+    """The worker settings Mirrorplane acts on in `cluster`'s config, where MM2 reads them for the Kafka Connect
+    worker running `mirrors`, go to the connectors they apply to in each; without a mirror they are listed as
+    unsupported, `unused` saying why. The worker's value wins over a connector's, as in MM2."""
+    for prop, (value, path) in cluster.worker.items():
+        if not mirrors:
+            plan.skip(path, unused)
+        for mirror in mirrors:
+            for kind in connector_kinds_of(prop):
+                config = mirror.connectors.setdefault(kind, {}).setdefault("config", {})
+                given = config.get(prop)
+                if given is not None and property_text(given).strip() != value:
+                    plan.warnings.append(f"{mirror.name}: the {kind} connector's {prop} {given!r} gives way to the "
+                                         f"Kafka Connect worker's {value!r} at {path}, which MM2 uses")
+                config[prop] = value

@@ -25,11 +25,15 @@ from mirrors.interchange.plan import (
     ImportPlan,
     InvalidContent,
     MirrorPlan,
+    apply_worker_settings,
     connector_kinds_of,
+    held_worker_settings,
     is_connect_worker_property,
+    is_kept_worker_setting,
     is_placeholder,
     mirror_name,
     split_mirror_properties,
+    worker_setting_elsewhere,
 )
 
 _LINE_END = re.compile(r"\r\n|\r|\n")  # java.util.Properties' line terminators
@@ -121,6 +125,9 @@ def parse(text: str) -> ImportPlan:
             for prop in props:
                 if prop != "enabled":
                     plan.skip(where[f"{source}->{target}.{prop}"], f"flow {source}->{target} is not enabled")
+    for cluster in plan.clusters:  # MM2's worker of a flow reads the target cluster's properties
+        apply_worker_settings(plan, cluster, [m for m in plan.mirrors if m.target == cluster.alias],
+                              f"a Kafka Connect worker setting of the flows into {cluster.alias}, and none is enabled")
     if errors:
         raise InvalidContent(errors)
     return plan
@@ -165,6 +172,8 @@ def _cluster(plan: ImportPlan, alias: str, props: dict[str, str], where: dict[st
                 fields[target] = value.replace("\\n", "\n")
         elif prop.startswith("ssl.") and ("password" in prop or prop.endswith(".type")):
             plan.skip(path, "Mirrorplane takes PEM certificates and keys (see needs_values), not key stores")
+        elif is_kept_worker_setting(prop):
+            cluster.worker[prop] = (value, path)
         elif is_connect_worker_property(prop):
             plan.skip(path, CONNECT_WORKER_REASON)
         else:
@@ -215,6 +224,8 @@ def _mirror(plan: ImportPlan, source: str, target: str, props: dict[str, str], w
         elif prop == "tasks.max":
             for kind in ("source", "checkpoint"):
                 connectors[kind].setdefault("tasks_max", value)
+        elif is_kept_worker_setting(prop):
+            plan.skip(path, worker_setting_elsewhere(f"the target cluster's properties ({target}.{prop})"))
         elif is_connect_worker_property(prop):
             plan.skip(path, CONNECT_WORKER_REASON)
         elif prop in MIRROR_PROPERTIES:
@@ -256,8 +267,12 @@ def render(mirror) -> str:
         f"# Mirror {mirror.name} exported by Mirrorplane as MM2 properties (connect-mirror-maker.properties).",
         f"# Secrets are placeholders: put them in the files under {_SECRET_DIR}/ or fill them in.",
         ("clusters", f"{source.alias}, {target.alias}"), ""]
+    connectors = {c.kind: c for c in mirror.connectors.all()}
+    # Kafka Connect worker settings go where MM2's worker of the flow reads them: the target's properties.
+    worker = held_worker_settings({kind: c.config for kind, c in connectors.items()})
     for cluster in (source, target):
-        lines += [*_render_cluster(cluster), ""]
+        lines += [*_render_cluster(cluster), *((f"{target.alias}.{k}", v) for k, v in worker.items()
+                                               if cluster is target), ""]
     lines += [(f"{flow}.enabled", "true"), (f"{flow}.mirrorplane.name", mirror.name),
               (f"{flow}.topics", mirror.topics), (f"{flow}.topics.exclude", mirror.topics_exclude),
               (f"{flow}.groups", mirror.groups), (f"{flow}.groups.exclude", mirror.groups_exclude),
@@ -265,8 +280,7 @@ def render(mirror) -> str:
               (f"{flow}.replication.policy.separator", mirror.separator)]
     if mirror.spark:
         lines.append((f"{flow}.mirrorplane.spark", json.dumps(mirror.spark, sort_keys=True)))
-    connectors = {c.kind: c for c in mirror.connectors.all()}
-    lines += [(f"{flow}.{key}", value) for key, value in _render_connectors(connectors)]
+    lines += [(f"{flow}.{key}", value) for key, value in _render_connectors(connectors, set(worker))]
     return "".join(_line(line) + "\n" for line in lines)
 
 
@@ -300,7 +314,8 @@ def _render_cluster(cluster) -> list[tuple[str, str]]:
     return lines
 
 
-def _render_connectors(connectors: dict) -> list[tuple[str, str]]:
+def _render_connectors(connectors: dict, worker: set[str]) -> list[tuple[str, str]]:
+    """The connectors' settings; `worker`: the worker settings written with the target cluster instead."""
     lines = []
     source, checkpoint = connectors["source"], connectors["checkpoint"]
     if source.tasks_max == checkpoint.tasks_max:
@@ -308,8 +323,9 @@ def _render_connectors(connectors: dict) -> list[tuple[str, str]]:
     written = {"source": source.tasks_max == checkpoint.tasks_max, "checkpoint": source.tasks_max ==
                checkpoint.tasks_max, "heartbeat": connectors["heartbeat"].tasks_max == 1}
     plain: dict[str, str] = {}
-    claimed: dict[str, set[str]] = {kind: set() for kind in CONNECTOR_KINDS}
-    props = sorted({p for c in connectors.values() for p in c.config})
+    claimed: dict[str, set[str]] = {kind: {p for p in worker if kind in connector_kinds_of(p)}
+                                    for kind in CONNECTOR_KINDS}
+    props = sorted({p for c in connectors.values() for p in c.config} - worker)
     for prop in props:
         kinds = connector_kinds_of(prop)
         values = {connectors[k].config.get(prop) for k in kinds}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from mirrorcore import remote_cluster
+from mirrorcore import registry, remote_cluster
 from mirrorcore.admin import ClusterError, KafkaAdmin
 from mirrorcore.formats import OffsetSync
 from mirrorcore.groups import ConsumerGroups
@@ -60,7 +60,7 @@ class GroupClusters:
         them), read to their end once per object."""
         if mirror.name not in self._syncs:
             source = mirror.connectors.filter(kind=ConnectorKind.SOURCE).first()
-            location = (source.config if source else {}).get("offset-syncs.topic.location", "source")
+            location = registry.get_str(source.config if source else {}, "offset-syncs.topic.location")
             cluster = mirror.target if location == "target" else mirror.source
             topic = offsets.mirror_policy(mirror).offset_syncs_topic(mirror.target.alias)
             records = remote_cluster.read_topic(cluster.connection(), topic, self.timeout) or []

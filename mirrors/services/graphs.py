@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mirrorcore import series
+from mirrorcore import registry, series
 from mirrorcore.channel import FAILED
 from mirrorcore.policy import heartbeats_off
 from mirrorcore.series import SAMPLE_SECONDS
@@ -43,8 +43,6 @@ MAX_POINTS = 300
 TOP_N = 8
 MAX_PARTITIONS = rollup.MAX_PARTITIONS
 MIN_GAP_SECONDS = {"raw": 10.0, "1m": 180.0, "1h": 3 * 3600.0}  # a longer silence between points is a break
-DEFAULT_HEARTBEAT_SECONDS = 1.0
-DEFAULT_CHECKPOINT_SECONDS = 60.0
 
 Point = tuple[float, float | None]
 Frames = list[tuple[float, dict]]  # (epoch seconds, one series' minute-shaped data)
@@ -259,12 +257,8 @@ def _combined(values: list[float | None], combine: Callable[[list[float]], float
 
 # -- why a graph is empty ----------------------------------------------------------------
 
-def _interval(connector: Connector | None, key: str, default: float) -> float:
-    try:
-        value = float((connector.config if connector else {}).get(key, default))
-    except (TypeError, ValueError):
-        return default
-    return value if value > 0 else default
+def _interval(connector: Connector | None, key: str) -> float:
+    return registry.get_valid_float(connector.config if connector else {}, key)
 
 
 class _Why:
@@ -309,8 +303,7 @@ class _Why:
             checkpoint = self.connectors.get(ConnectorKind.CHECKPOINT)
             if self.mirror.replication_policy == ReplicationPolicy.LEGACY:
                 return "Checkpoints are off with the legacy replication policy (MM1 emulation)."
-            enabled = str((checkpoint.config if checkpoint else {}).get("emit.checkpoints.enabled", "true"))
-            if enabled.strip().lower() == "false":
+            if not registry.get_bool(checkpoint.config if checkpoint else {}, "emit.checkpoints.enabled"):
                 return "Checkpoints are off (emit.checkpoints.enabled=false on the checkpoint connector)."
             return self._connector_down(ConnectorKind.CHECKPOINT, "no checkpoints are emitted")
         return None
@@ -369,12 +362,10 @@ class _Why:
 
     def _too_early(self, key: str) -> str:
         if key == "heartbeat":
-            every = _interval(self.connectors.get(ConnectorKind.HEARTBEAT), "emit.heartbeats.interval.seconds",
-                              DEFAULT_HEARTBEAT_SECONDS)
+            every = _interval(self.connectors.get(ConnectorKind.HEARTBEAT), "emit.heartbeats.interval.seconds")
             return f"No heartbeat arrived in {self.words} yet: one is emitted every {every:g} s."
         if key == "checkpoint":
-            every = _interval(self.connectors.get(ConnectorKind.CHECKPOINT), "emit.checkpoints.interval.seconds",
-                              DEFAULT_CHECKPOINT_SECONDS)
+            every = _interval(self.connectors.get(ConnectorKind.CHECKPOINT), "emit.checkpoints.interval.seconds")
             return f"No checkpoint pass in {self.words} yet: the checkpoint connector records one every {every:g} s."
         what = "lag" if key.startswith("lag") else "task" if key == "tasks" else "throughput"
         return f"No {what} sample in {self.words} yet: the application takes one every {SAMPLE_SECONDS:g} s."

@@ -7,7 +7,7 @@ import time
 
 import redis
 
-from mirrorcore import channel, series
+from mirrorcore import channel, registry, series
 from mirrorcore.policy import heartbeats_off
 from mirrors.choices import ConnectorKind, DesiredState
 from mirrors.models import Connector, Deployment, Mirror
@@ -16,7 +16,6 @@ from mirrors.services.redis_client import get_redis
 
 log = logging.getLogger(__name__)
 
-DEFAULT_UNHEALTHY_AFTER_SECONDS = 10.0
 HEALTHY, UNHEALTHY, UNKNOWN = "healthy", "unhealthy", "unknown"
 
 
@@ -42,12 +41,7 @@ def newest_points(mirror_name: str, name: str, count: int) -> list[dict]:
 
 
 def unhealthy_after_seconds(heartbeat: Connector | None) -> float:
-    raw = (heartbeat.config if heartbeat else {}).get("link.unhealthy.after.seconds", DEFAULT_UNHEALTHY_AFTER_SECONDS)
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        return DEFAULT_UNHEALTHY_AFTER_SECONDS
-    return value if value > 0 else DEFAULT_UNHEALTHY_AFTER_SECONDS
+    return registry.get_valid_float(heartbeat.config if heartbeat else {}, "link.unhealthy.after.seconds")
 
 
 def link_health(mirror: Mirror, live: dict | None, now: float | None = None) -> dict:

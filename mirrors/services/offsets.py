@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from mirrorcore import remote_cluster
+from mirrorcore import registry, remote_cluster
 from mirrorcore.admin import KafkaAdmin
 from mirrorcore.policy import ReplicationPolicy
 from mirrors.choices import ConnectorKind
@@ -18,8 +18,7 @@ def default_timeout() -> float:
 def mirror_policy(mirror: Mirror) -> ReplicationPolicy:
     """The naming policy a mirror's application runs with (MirrorConfig.policy)."""
     source = mirror.connectors.filter(kind=ConnectorKind.SOURCE).first()
-    enabled = str((source.config if source else {}).get("replication.policy.internal.topic.separator.enabled",
-                                                        "true")).strip().lower() != "false"
+    enabled = registry.get_bool(source.config if source else {}, "replication.policy.internal.topic.separator.enabled")
     return ReplicationPolicy(mirror.replication_policy, mirror.separator, enabled)
 
 

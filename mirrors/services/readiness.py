@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from mirrorcore import registry
 from mirrorcore.admin import ClusterError, KafkaAdmin
 from mirrorcore.groups import ConsumerGroups, Offsets
 from mirrors.choices import ConnectorKind
@@ -24,7 +25,6 @@ from mirrors.services import metrics, observed, offsets, status
 
 FRESH_SECONDS = 15.0  # the lag sampler runs every 2 s: an older newest point means it is not running
 MIN_LOOKBACK_SECONDS = 600.0  # how far back `source_idle_seconds` is measured, at least
-TRUE = {"true", "1", "yes"}  # as the application reads boolean properties
 
 
 def readiness(mirror: Mirror, idle_seconds: float = 30.0, timeout: float | None = None,
@@ -52,8 +52,7 @@ def readiness(mirror: Mirror, idle_seconds: float = 30.0, timeout: float | None 
     drained = producers_stopped and bool(topics) and all(t["caught_up"] for t in topics)
 
     checkpoint = next((c for c in mirror.connectors.all() if c.kind == ConnectorKind.CHECKPOINT), None)
-    sync_enabled = str((checkpoint.config if checkpoint else {}).get("sync.group.offsets.enabled", "false")
-                       ).strip().lower() in TRUE
+    sync_enabled = registry.get_bool(checkpoint.config if checkpoint else {}, "sync.group.offsets.enabled")
     reported = status.checkpoint_groups(live, now) if live is not None else None
     committed = target_offsets(mirror, [g["group"] for g in reported or []], timeout) if sync_enabled else {}
     off_note = (f"sync.group.offsets.enabled is off: the translated offsets are only checkpoints in "

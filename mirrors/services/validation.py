@@ -13,10 +13,12 @@ from typing import Any
 
 from django.db.models import Field
 
+from mirrorcore import registry
 from mirrorcore.connection import parse_bootstrap_servers
 from mirrorcore.filters import PatternError, compile_patterns
 from mirrorcore.overrides import refused_client_config, refused_spark_conf
-from mirrorcore.properties import invalid_properties
+from mirrorcore.policy import POLICIES
+from mirrorcore.registry import invalid_properties
 from mirrors.choices import ConnectorKind, SaslMechanism, SecurityProtocol
 from mirrors.models import Cluster, Mirror
 from mirrors.services import certificates
@@ -40,21 +42,21 @@ class Invalid(ValueError):
 RESERVED_CLIENT_PROPERTIES = {"bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config",
                               "ssl.truststore.certificates", "ssl.keystore.key", "ssl.keystore.certificate.chain"}
 
+
+
+def _set_on_the_mirror(prop: registry.Property) -> str:
+    if prop.field in ("source", "target"):
+        return f"the mirror's `{prop.field}` names it"
+    choices = f" ({', '.join(POLICIES)})" if prop.field == "replication_policy" else ""
+    return f"set the mirror's `{prop.field}`{choices} instead"
+
+
 # Settings every connector of a flow must agree on: held once, on the mirror, so they cannot disagree.
-PER_MIRROR_PROPERTIES = {
-    "replication.policy.class": "set the mirror's `replication_policy` (default, identity, legacy) instead",
-    "replication.policy.separator": "set the mirror's `separator` instead",
-    "topics": "set the mirror's `topics` instead",
-    "topics.exclude": "set the mirror's `topics_exclude` instead",
-    "groups": "set the mirror's `groups` instead",
-    "groups.exclude": "set the mirror's `groups_exclude` instead",
-    "source.cluster.alias": "the mirror's `source` names it",
-    "target.cluster.alias": "the mirror's `target` names it",
-}
+PER_MIRROR_PROPERTIES = {prop.name: _set_on_the_mirror(prop) for prop in registry.PROPERTIES.values()
+                         if prop.owner == "mirror" and prop.alias_of is None}
 
 # Offset syncs are written by the source connector and read by the checkpoint connector.
-SOURCE_ONLY_PROPERTIES = {"offset-syncs.topic.location", "emit.offset-syncs.enabled", "offset.lag.max",
-                          "replication.policy.internal.topic.separator.enabled"}
+SOURCE_ONLY_PROPERTIES = registry.source_held()
 
 
 def properties(value: Any, reserved: AbstractSet[str] = frozenset()) -> dict[str, str]:

@@ -32,10 +32,6 @@ from spark_runtime.topic_reader import PartitionReader
 
 log = logging.getLogger(__name__)
 
-DEFAULT_EMIT_SECONDS = 60.0
-DEFAULT_SYNC_SECONDS = 60.0
-DEFAULT_REFRESH_GROUPS_SECONDS = 600.0
-
 
 class CheckpointConnector(Connector):
     kind = "checkpoint"
@@ -53,11 +49,11 @@ class CheckpointConnector(Connector):
         self.selector = config.topic_selector
         self.group_filter = NameFilter(config.groups, config.groups_exclude)
         self.topic = self.policy.checkpoints_topic(config.source.alias)
-        self.emit_interval = settings.get_float("emit.checkpoints.interval.seconds", DEFAULT_EMIT_SECONDS)
-        self.sync_enabled = settings.get_bool("sync.group.offsets.enabled", False)
-        self.sync_interval = settings.get_float("sync.group.offsets.interval.seconds", DEFAULT_SYNC_SECONDS)
-        self.refresh_interval = settings.get_float("refresh.groups.interval.seconds", DEFAULT_REFRESH_GROUPS_SECONDS)
-        if not settings.get_bool("refresh.groups.enabled", True):
+        self.emit_interval = settings.get_float("emit.checkpoints.interval.seconds")
+        self.sync_enabled = settings.get_bool("sync.group.offsets.enabled")
+        self.sync_interval = settings.get_float("sync.group.offsets.interval.seconds")
+        self.refresh_interval = settings.get_float("refresh.groups.interval.seconds")
+        if not settings.get_bool("refresh.groups.enabled"):
             self.refresh_interval = float("inf")
         self.syncs = OffsetSyncStore()
         self.ledger = CheckpointLedger()
@@ -73,7 +69,7 @@ class CheckpointConnector(Connector):
     def off_reason(self) -> str | None:
         if self.config.legacy:
             return "checkpoints are off with the legacy replication policy (MM1 emulation)"
-        if not self.settings.get_bool("emit.checkpoints.enabled", True):
+        if not self.settings.get_bool("emit.checkpoints.enabled"):
             return "emit.checkpoints.enabled=false"
         return None
 
@@ -82,7 +78,7 @@ class CheckpointConnector(Connector):
     def _start(self) -> None:
         if self.off_reason:
             return
-        replication_factor = self.settings.get_int("checkpoints.topic.replication.factor", -1)
+        replication_factor = self.settings.get_int("checkpoints.topic.replication.factor")
         self.target_admin.create_topics({self.topic: 1}, replication_factor,
                                         {self.topic: {"cleanup.policy": "compact"}})
         self._restore_ledger()
@@ -121,7 +117,7 @@ class CheckpointConnector(Connector):
     # -- inputs -------------------------------------------------------------------------
 
     def _offset_sync_reader(self) -> PartitionReader:
-        location = self.config.connectors["source"].get("offset-syncs.topic.location", "source")
+        location = self.config.connectors["source"].get("offset-syncs.topic.location")
         if location not in LOCATIONS:
             raise ValueError(f"offset-syncs.topic.location must be 'source' or 'target', not {location!r}")
         connection = self.config.source if location == "source" else self.config.target

@@ -48,7 +48,7 @@ class HeartbeatConnector(Connector):
     def _start(self) -> None:
         if self.off_reason:
             return
-        replication_factor = self.settings.get_int("heartbeats.topic.replication.factor", -1)
+        replication_factor = self.settings.get_int("heartbeats.topic.replication.factor")
         overrides = {"linger.ms": "0"} | self.settings.prefixed("producer.override.")
         self.target_admin.create_topics({self.topic: 1}, replication_factor)
         self.producers["target"] = Producer(self.config.target.librdkafka_config() | overrides)
@@ -96,7 +96,7 @@ class HeartbeatConnector(Connector):
             for side, producer in self.producers.items():
                 producer.produce(self.topic, key=beat.key(), value=beat.value(), on_delivery=self._on_delivery(side))
             self.emitted += 1
-            self.next_emit = now + self.settings.get_float("emit.heartbeats.interval.seconds", 1.0)
+            self.next_emit = now + self.settings.get_float("emit.heartbeats.interval.seconds")
 
     def _on_delivery(self, side: str) -> Callable[[KafkaError | None, Message], None]:
         return lambda error, _message: self._delivered(side, error)

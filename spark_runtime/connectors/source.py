@@ -12,6 +12,7 @@ from typing import Any
 from mirrorcore import adoption, resume
 from mirrorcore.admin import KafkaAdmin
 from mirrorcore.config import MirrorConfig
+from mirrorcore.registry import PRODUCER_DEFAULTS
 from spark_runtime import checkpoint_store, micro_batch, real_time, replication_mode, spark_query
 from spark_runtime.connectors.base import Connector
 from spark_runtime.connectors.source_modes import MODE_CHECK_SECONDS, ReplicationModes
@@ -23,19 +24,7 @@ from spark_runtime.topic_sync import RemoteTopics
 
 log = logging.getLogger(__name__)
 
-DEFAULT_REFRESH_TOPICS_SECONDS = 600.0  # MM2's refresh.topics.interval.seconds
 SETTLE_SECONDS = 0.5  # a resume plan reads the remote ends until they hold still this long
-DEFAULT_BATCH_MAX_RECORDS = 1_000_000
-
-# Producer defaults: ordered, idempotent, acknowledged by all replicas (no loss, no reordering).
-PRODUCER_DEFAULTS = {
-    "acks": "all",
-    "enable.idempotence": "true",
-    "max.in.flight.requests.per.connection": "5",
-    "linger.ms": "5",
-    "batch.size": "262144",
-    "compression.type": "none",
-}
 # Options Spark's Kafka source manages itself and refuses when set.
 _SPARK_MANAGED_CONSUMER_OPTIONS = {
     "group.id", "auto.offset.reset", "key.deserializer", "value.deserializer",
@@ -90,7 +79,7 @@ class SourceConnector(ReplicationModes, Connector):
     # -- lifecycle hooks ----------------------------------------------------------------
 
     def _start(self) -> None:
-        self.mode_setting = replication_mode.parse_setting(self.settings.get("replication.mode", replication_mode.AUTO))
+        self.mode_setting = replication_mode.parse_setting(self.settings.get("replication.mode"))
         self.topics = self._replicable(self._discover())
         self.offset_syncs.start()
         # Spark's session is only waited for now: the Kafka preparation above overlaps its start.
@@ -156,8 +145,8 @@ class SourceConnector(ReplicationModes, Connector):
     # -- topics -------------------------------------------------------------------------
 
     def _discover(self) -> dict[str, int]:
-        interval = self.settings.get_float("refresh.topics.interval.seconds", DEFAULT_REFRESH_TOPICS_SECONDS)
-        if not self.settings.get_bool("refresh.topics.enabled", True):
+        interval = self.settings.get_float("refresh.topics.interval.seconds")
+        if not self.settings.get_bool("refresh.topics.enabled"):
             interval = float("inf")
         self.next_refresh = time.monotonic() + interval
         partitions = self.source_admin.topic_partitions()
@@ -201,8 +190,7 @@ class SourceConnector(ReplicationModes, Connector):
             .option("failOnDataLoss", "false")
         )
         if mode.mode == replication_mode.MICRO_BATCH:  # real-time mode reads as records come, unbounded
-            reader = reader.option("maxOffsetsPerTrigger",
-                                   self.settings.get_int("batch.max.records", DEFAULT_BATCH_MAX_RECORDS))
+            reader = reader.option("maxOffsetsPerTrigger", self.settings.get_int("batch.max.records"))
         for key, value in self.consumer_options().items():
             reader = reader.option(key, value)
         jvm = self.spark.sparkContext._jvm
@@ -219,7 +207,8 @@ class SourceConnector(ReplicationModes, Connector):
                 self.spark, reader.load(), f"{self.config.name}-source", self.config.checkpoint_dir("source"),
                 producer, remote, max_lag, syncs.topic if syncs.enabled else None,
                 spark_query.java_map(jvm, syncs.connection.java_properties()),
-                real_time.epoch_ms(self.settings.get_int("offset.flush.interval.ms", real_time.DEFAULT_EPOCH_MS)))
+                # Unset: Kafka Connect's 60 s, not the 10 s micro-batches promote syncs at (epochs cost latency).
+                real_time.epoch_ms(self.settings.get_int("offset.flush.interval.ms", mm2_default=True)))
             log.info("replicating %d topics (%d partitions) in real-time mode: %s", len(self.topics),
                      sum(self.topics.values()), mode.reason)
             return

@@ -50,7 +50,7 @@ class ReplicationModes:
         def positions(self) -> Positions | None: ...
 
     def _decide_mode(self, backlog: int | None) -> replication_mode.ModeDecision:
-        limit = self.settings.get_int("replication.mode.auto.backlog.records", replication_mode.DEFAULT_BACKLOG_RECORDS)
+        limit = self.settings.get_int("replication.mode.auto.backlog.records")
         return replication_mode.decide(self.mode_setting, sum(self.topics.values()), self.slots or 1, backlog, limit,
                                        self.mode.mode if self.mode is not None and self.query is not None else None,
                                        local=self._tasks_local())

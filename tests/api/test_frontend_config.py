@@ -142,6 +142,25 @@ def test_new_mirror_form_has_mm2_defaults_and_the_clusters(admin_user, client: C
     assert 'id="preview-status"' in page and "Create mirror" in page
 
 
+def test_the_mirror_forms_property_fields_take_their_defaults_and_help_from_the_registry(admin_user, client: Client):
+    from frontend.views.config import CONNECTOR_SETTINGS
+    from mirrorcore import registry
+
+    client.force_login(admin_user)
+    page = text(client.get("/mirrors/new/"))
+    for kind, settings in CONNECTOR_SETTINGS.items():
+        for setting in settings:
+            prop = registry.get(setting.name)
+            assert prop.owner in (kind, "worker") and prop.acted_on
+            field = re.search(rf'data-property="{re.escape(setting.name)}".*?</small>', page, re.S).group(0)
+            assert prop.doc.replace("'", "&#x27;") in field
+            if prop.type == "boolean":
+                assert f"default ({'on' if prop.effective_default == 'true' else 'off'})" in field
+            else:
+                assert f'placeholder="{prop.effective_default}"' in field
+    assert 'data-property="replication.factor" value="" placeholder="-1"' in page  # the broker's, not MM2's 2
+
+
 def test_import_page_has_the_preview_and_import_buttons(admin_user, client: Client):
     client.force_login(admin_user)
     page = text(client.get("/import/"))

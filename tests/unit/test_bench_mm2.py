@@ -5,7 +5,7 @@ from __future__ import annotations
 import javaproperties
 
 from bench.candidates.mm2 import INTERNAL_REPLICATION_FACTORS, mm2_properties
-from spark_runtime.connectors.source import PRODUCER_DEFAULTS
+from mirrorcore.registry import PRODUCER_DEFAULTS
 
 
 def _parse(text: str) -> dict[str, str]:

@@ -117,3 +117,16 @@ def test_written_lines_read_back_as_java_reads_them(value):
     assert "\n" not in line and line.isascii()
     [entry] = properties.read(line + "\n")
     assert (entry.key, entry.value) == ("a->b.some key=x", value.strip())
+
+
+def test_offset_flush_interval_ms_is_read_where_mm2_reads_it_the_target_clusters_properties():
+    plan = properties.parse("clusters = a, b, c\na.bootstrap.servers=a:9092\nb.bootstrap.servers=b:9092\n"
+                            "c.bootstrap.servers=c:9092\na->b.enabled=true\nc->b.enabled=true\n"
+                            "b.offset.flush.interval.ms=5000\nc.offset.flush.interval.ms=7000\n"
+                            "a->b.offset.flush.interval.ms=9000\n")
+    assert [(m.name, m.connectors["source"]["config"]) for m in plan.mirrors] == [
+        ("a-to-b", {"offset.flush.interval.ms": "5000"}), ("c-to-b", {"offset.flush.interval.ms": "5000"})]
+    assert "config" not in plan.cluster("b").fields
+    unsupported = {u["path"]: u["reason"] for u in plan.unsupported}
+    assert "flows into c, and none is enabled" in unsupported["line 8: c.offset.flush.interval.ms"]
+    assert "b.offset.flush.interval.ms" in unsupported["line 9: a->b.offset.flush.interval.ms"]  # MM2 ignores it there

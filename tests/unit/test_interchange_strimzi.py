@@ -112,3 +112,17 @@ def test_format_detection():
     assert interchange.detect_format(example("000_kafkamirrormaker2_example1_minimal.yaml")) == "strimzi"
     assert interchange.detect_format(example("001_properties_example3_bidirectional.properties")) == "properties"
     assert yaml.safe_load(example("003_kafkamirrormaker2_example3_minimal.yaml"))["kind"] == "KafkaMirrorMaker2"
+
+
+def test_offset_flush_interval_ms_comes_from_the_connect_clusters_config():
+    resource = yaml.safe_load(example("000_kafkamirrormaker2_example1_minimal.yaml"))
+    for cluster in resource["spec"]["clusters"]:
+        cluster.setdefault("config", {})["offset.flush.interval.ms"] = 5000 if cluster["alias"].endswith("target") \
+            else 7000
+    plan = strimzi.parse(yaml.safe_dump(resource))
+    [mirror] = plan.mirrors
+    assert mirror.connectors["source"]["config"]["offset.flush.interval.ms"] == "5000"
+    assert "config" not in plan.cluster("my-cluster-target").fields
+    [unsupported] = [u for u in plan.unsupported if "offset.flush" in u["path"]]
+    assert unsupported["path"] == "spec.clusters[0].config.offset.flush.interval.ms"
+    assert "the connectCluster's config" in unsupported["reason"]

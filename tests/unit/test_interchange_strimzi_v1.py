@@ -179,3 +179,17 @@ def test_a_value_of_the_wrong_type_is_an_error_not_a_crash(fixture, path, value,
         node = node[int(part)] if part.isdigit() else node[part]
     node[last] = value
     assert error in errors_of(yaml.safe_dump_all(documents_))
+
+
+def test_offset_flush_interval_ms_comes_from_the_connect_clusters_config():
+    def worker_settings(resource):
+        resource["spec"]["target"].setdefault("config", {})["offset.flush.interval.ms"] = 5000
+        resource["spec"]["mirrors"][0]["source"].setdefault("config", {})["offset.flush.interval.ms"] = 7000
+
+    plan = strimzi.parse(changed(MINIMAL, worker_settings))
+    [mirror] = plan.mirrors
+    assert mirror.connectors["source"]["config"]["offset.flush.interval.ms"] == "5000"
+    assert all("offset.flush.interval.ms" not in c.fields.get("config", {}) for c in plan.clusters)
+    [unsupported] = [u for u in plan.unsupported if "offset.flush" in u["path"]]
+    assert unsupported["path"] == "spec.mirrors[0].source.config.offset.flush.interval.ms"
+    assert "the Connect cluster's config" in unsupported["reason"]

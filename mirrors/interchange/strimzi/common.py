@@ -16,6 +16,7 @@ from mirrors.interchange.plan import (
     ImportPlan,
     MirrorPlan,
     is_connect_worker_property,
+    is_kept_worker_setting,
     mirror_name,
     property_text,
     split_mirror_properties,
@@ -122,7 +123,9 @@ def read_cluster(plan: ImportPlan, item: dict, path: str, errors: dict, *, stric
     config = {}
     for key, value in mapping(item.get("config"), f"{path}.config", errors).items():
         key_path = f"{path}.config.{key}"
-        if is_connect_worker_property(key):
+        if is_kept_worker_setting(key):  # where Strimzi's Connect cluster is, its worker's (see the shapes)
+            cluster.worker[key] = (property_text(value), key_path)
+        elif is_connect_worker_property(key):
             plan.skip(key_path, CONNECT_WORKER_REASON)
         elif key.startswith(_MANAGED_PREFIXES):
             plan.skip(key_path, "set with tls/authentication (Mirrorplane keeps it in its own cluster field)")

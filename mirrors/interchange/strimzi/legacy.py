@@ -6,7 +6,13 @@ and may have a `heartbeatConnector`.
 
 from __future__ import annotations
 
-from mirrors.interchange.plan import STRIMZI_OFFSETS_TOPIC, ImportPlan
+from mirrors.interchange.plan import (
+    STRIMZI_OFFSETS_TOPIC,
+    ClusterPlan,
+    ImportPlan,
+    apply_worker_settings,
+    worker_setting_elsewhere,
+)
 from mirrors.interchange.strimzi import common
 from mirrors.interchange.strimzi.documents import Resource
 
@@ -27,11 +33,13 @@ def parse_into(plan: ImportPlan, resource: Resource, errors: dict) -> None:
         if key not in ("clusters", "mirrors"):
             plan.skip(f"{root}spec.{key}", _spec_reason(key))
     defined_here: set[str] = set()
+    read: list[ClusterPlan] = []
     for index, item in enumerate(common.read_list(spec, "clusters", f"{root}spec.clusters", errors)):
         cluster = common.read_cluster(plan, item, f"{root}spec.clusters[{index}]", errors)
         if cluster is not None:
             common.add_cluster(plan, cluster, errors, again_ok=cluster.alias not in defined_here)
             defined_here.add(cluster.alias)
+            read.append(cluster)
     mirrors = common.read_list(spec, "mirrors", f"{root}spec.mirrors", errors)
     if not mirrors:
         plan.warnings.append(f"{root}spec.mirrors is empty: no mirror to create")
@@ -40,6 +48,14 @@ def parse_into(plan: ImportPlan, resource: Resource, errors: dict) -> None:
         single_name = metadata.get("name") if len(mirrors) == 1 else None
         _mirror(plan, item, f"{root}spec.mirrors[{index}]", root, single_name, annotations, errors)
     _offsets_storage(plan.mirrors[count:], spec)
+    # Strimzi's Connect worker takes its settings from the connectCluster's config, for every mirror.
+    connect = str(spec.get("connectCluster") or "")
+    for cluster in read:
+        if cluster.alias == connect:
+            apply_worker_settings(plan, cluster, plan.mirrors[count:], "a Kafka Connect worker setting of the "
+                                  "resource's mirrors, and it has none")
+        else:
+            apply_worker_settings(plan, cluster, [], worker_setting_elsewhere("the connectCluster's config"))
 
 
 def _offsets_storage(mirrors: list, spec: dict) -> None:

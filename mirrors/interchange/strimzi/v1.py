@@ -8,7 +8,14 @@ mirror's heartbeat connector is created stopped unless the `mirrorplane.io/heart
 
 from __future__ import annotations
 
-from mirrors.interchange.plan import CONNECT_WORKER_REASON, STRIMZI_OFFSETS_TOPIC, ImportPlan
+from mirrors.interchange.plan import (
+    CONNECT_WORKER_REASON,
+    STRIMZI_OFFSETS_TOPIC,
+    ClusterPlan,
+    ImportPlan,
+    apply_worker_settings,
+    worker_setting_elsewhere,
+)
 from mirrors.interchange.strimzi import common
 from mirrors.interchange.strimzi.documents import Resource
 
@@ -40,19 +47,27 @@ def parse_into(plan: ImportPlan, resource: Resource, errors: dict) -> None:
             plan.skip(f"{root}spec.{key}", common.DEPLOYMENT_REASON)
         elif key not in ("target", "mirrors"):
             plan.skip(f"{root}spec.{key}", f"not a field of KafkaMirrorMaker2 {version}")
-    target = _target(plan, spec.get("target"), f"{root}spec.target", errors)
+    target_cluster = _target(plan, spec.get("target"), f"{root}spec.target", errors)
+    target = target_cluster.alias if target_cluster is not None else None
     mirrors = common.read_list(spec, "mirrors", f"{root}spec.mirrors", errors)
     if "mirrors" not in spec:
         errors[f"{root}spec.mirrors"] = ["required: a list of mirrors, each with its source cluster"]
     elif not mirrors:
         plan.warnings.append(f"{root}spec.mirrors is empty: no mirror to create")
     count = len(plan.mirrors)
+    sources: list[ClusterPlan] = []
     for index, item in enumerate(mirrors):
         single_name = metadata.get("name") if len(mirrors) == 1 else None
-        _mirror(plan, resource, item, index, target, single_name, annotations, errors)
+        sources += _mirror(plan, resource, item, index, target, single_name, annotations, errors)
     target_spec = spec.get("target") if isinstance(spec.get("target"), dict) else {}
     for mirror in plan.mirrors[count:]:
         mirror.offsets_topic = str(target_spec.get("offsetStorageTopic") or STRIMZI_OFFSETS_TOPIC)
+    # The target is the Connect cluster: its config holds the worker's settings, for every mirror.
+    if target_cluster is not None:
+        apply_worker_settings(plan, target_cluster, plan.mirrors[count:], "a Kafka Connect worker setting of the "
+                              "resource's mirrors, and it has none")
+    for source in sources:
+        apply_worker_settings(plan, source, [], worker_setting_elsewhere("the Connect cluster's config (spec.target)"))
 
 
 def _clusters_shape(key: str, version: str) -> str:
@@ -60,7 +75,7 @@ def _clusters_shape(key: str, version: str) -> str:
             f"spec.target names its clusters in {_CLUSTERS_SHAPE[key]}")
 
 
-def _target(plan: ImportPlan, item: object, path: str, errors: dict) -> str | None:
+def _target(plan: ImportPlan, item: object, path: str, errors: dict) -> ClusterPlan | None:
     if not isinstance(item, dict):
         errors[path] = ["required: the target cluster (alias, bootstrapServers, groupId, storage topics, ...)"]
         return None
@@ -68,11 +83,12 @@ def _target(plan: ImportPlan, item: object, path: str, errors: dict) -> str | No
     if cluster is None:
         return None
     common.add_cluster(plan, cluster, errors, again_ok=True)
-    return cluster.alias
+    return cluster
 
 
 def _mirror(plan: ImportPlan, resource: Resource, item: dict, index: int, target: str | None, name: str | None,
-            annotations: dict, errors: dict) -> None:
+            annotations: dict, errors: dict) -> list[ClusterPlan]:
+    """Adds the mirror; returns its source cluster as read (none if it could not be)."""
     path = f"{resource.root}spec.mirrors[{index}]"
     for key in ("sourceCluster", "targetCluster"):
         if key in item:
@@ -81,10 +97,10 @@ def _mirror(plan: ImportPlan, resource: Resource, item: dict, index: int, target
     if not isinstance(source_spec, dict):
         errors[f"{path}.source"] = ["required: the source cluster (alias, bootstrapServers, tls, authentication, "
                                     "config)"]
-        return
+        return []
     source = common.read_cluster(plan, source_spec, f"{path}.source", errors, strict=True)
     if source is None or target is None:
-        return
+        return [source] if source is not None else []
     common.add_cluster(plan, source, errors, again_ok=True)
     connectors = {kind: (item.get(key), f"{path}.{key}", True) for kind, key in CONNECTOR_KEYS.items()}
     heartbeat = annotations.get(common.HEARTBEAT_ANNOTATION)
@@ -99,3 +115,4 @@ def _mirror(plan: ImportPlan, resource: Resource, item: dict, index: int, target
     common.read_mirror(plan, item, path, root=resource.root, name=name, ends=ends,
                        connectors=connectors, patterns=common.PATTERNS, known=known, annotations=annotations,
                        errors=errors)
+    return [source]
