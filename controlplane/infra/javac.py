@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import shutil
 import subprocess
@@ -11,7 +10,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from controlplane.infra.paths import cache_dir
+from controlplane.infra.paths import built_once, cache_dir
 
 
 def compiled_jar(name: str, sources: list[Path], classpath: Callable[[], list[str]], salt: str = "") -> Path:
@@ -24,14 +23,7 @@ def compiled_jar(name: str, sources: list[Path], classpath: Callable[[], list[st
     for source in sources:
         digest.update(source.read_bytes())
     jar = cache_dir() / "jars" / f"{name}-{digest.hexdigest()[:12]}.jar"
-    if jar.exists():
-        return jar
-    jar.parent.mkdir(parents=True, exist_ok=True)
-    with open(jar.parent / f".{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not jar.exists():
-            _compile(name, sources, classpath(), jar)
-    return jar
+    return built_once(jar, lambda target: _compile(name, sources, classpath(), target))
 
 
 def _compile(name: str, sources: list[Path], classpath: list[str], jar: Path) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from controlplane.infra.paths import cache_dir
+from controlplane.infra.paths import built_once, cache_dir
 
 KAFKA_VERSION = "4.3.1"
 KAFKA_BROKER_ARTIFACTS = (
@@ -104,14 +104,7 @@ def module_jar(name: str, module: Path, properties: Mapping[str, str]) -> Path:
             digest.update(f"{path.relative_to(module).as_posix()}\0".encode())
             digest.update(path.read_bytes())
     jar = cache_dir() / "jars" / f"{name}-{digest.hexdigest()[:12]}.jar"
-    if jar.exists():
-        return jar
-    jar.parent.mkdir(parents=True, exist_ok=True)
-    with open(jar.parent / f".{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not jar.exists():
-            _package(name, module, properties, jar)
-    return jar
+    return built_once(jar, lambda target: _package(name, module, properties, target))
 
 
 def _package(name: str, module: Path, properties: Mapping[str, str], jar: Path) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -18,3 +20,16 @@ def devstack_dir() -> Path:
     path = Path(os.environ.get("MIRRORPLANE_DEVSTACK_DIR", cache_dir() / "devstack"))
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def built_once(target: Path, build: Callable[[Path], None]) -> Path:
+    """`target`, made by `build(target)` unless it exists; a file lock beside it keeps concurrent
+    processes (tests, workers, the demo) from building it twice."""
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not target.exists():
+            build(target)
+    return target
