@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from mirrors.roles import ADMIN, ROLES, set_role
-from mirrors.services import events
+from mirrors.services import audit
 from mirrors.services.events import actor_of
 
 if TYPE_CHECKING:
@@ -120,21 +120,18 @@ class UserViewSet(viewsets.ModelViewSet):
 
     def perform_create(self, serializer: serializers.BaseSerializer[UserModel]) -> None:
         user = serializer.save()
-        events.action(actor_of(self.request.user), "create-user", to_state=_stored_role(user) or "",
-                      detail=f"user {user.username!r}")
+        audit.user_created(actor_of(self.request.user), user.username, _stored_role(user) or "")
 
     def perform_update(self, serializer: serializers.BaseSerializer[UserModel]) -> None:
         before = _stored_role(serializer.instance) or ""
         user = serializer.save()
-        changed = sorted(set(serializer.validated_data) - {"password"}) + (
-            ["password"] if "password" in serializer.validated_data else [])  # names only, never values
-        events.action(actor_of(self.request.user), "update-user", from_state=before,
-                      to_state=_stored_role(user) or "", detail=f"user {user.username!r}: fields {changed}")
+        audit.user_updated(actor_of(self.request.user), user.username, serializer.validated_data, before,
+                           _stored_role(user) or "")
 
     def destroy(self, request: Request, *args, **kwargs) -> Response:
         user = self.get_object()
         if user.pk == request.user.pk:
             return Response({"detail": "you cannot delete yourself"}, status=status.HTTP_409_CONFLICT)
         user.delete()
-        events.action(actor_of(request.user), "delete-user", detail=f"user {user.username!r}")
+        audit.user_deleted(actor_of(request.user), user.username)
         return Response(status=status.HTTP_204_NO_CONTENT)

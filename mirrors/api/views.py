@@ -23,7 +23,7 @@ from mirrors.api.serializers import (
 )
 from mirrors.models import Cluster, Mirror
 from mirrors.roles import ADMIN, VIEWER
-from mirrors.services import events, offsets
+from mirrors.services import audit, offsets
 from mirrors.services import metrics as mirror_metrics
 from mirrors.services import status as mirror_status
 from mirrors.services.clusters import check_cluster
@@ -55,13 +55,10 @@ class ClusterViewSet(viewsets.ModelViewSet):
         return VIEWER if self.action == "check" else ADMIN
 
     def perform_create(self, serializer: BaseSerializer[Cluster]) -> None:
-        cluster = serializer.save()
-        events.action(actor_of(self.request.user), "create", cluster=cluster.alias)
+        audit.cluster_created(actor_of(self.request.user), serializer.save())
 
     def perform_update(self, serializer: BaseSerializer[Cluster]) -> None:
-        cluster = serializer.save()
-        changed = sorted(set(serializer.validated_data))  # names only: values may be secrets
-        events.action(actor_of(self.request.user), "update", cluster=cluster.alias, detail=f"fields {changed}")
+        audit.cluster_updated(actor_of(self.request.user), serializer.save(), serializer.validated_data)
 
     def destroy(self, request: Request, *args, **kwargs) -> Response:
         cluster = self.get_object()
@@ -71,7 +68,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
             names = sorted(Mirror.objects.filter(Q(source=cluster) | Q(target=cluster)).values_list("name", flat=True))
             return Response({"detail": f"cluster {cluster.alias!r} is used by mirrors {names}: delete them first"},
                             status=status.HTTP_409_CONFLICT)
-        events.action(actor_of(request.user), "delete", cluster=cluster.alias)
+        audit.cluster_deleted(actor_of(request.user), cluster.alias)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(request=None, responses={200: schemas.ClusterCheckResultSerializer})
@@ -99,24 +96,17 @@ class MirrorViewSet(viewsets.ModelViewSet):
     lookup_field = "name"
 
     def perform_create(self, serializer: BaseSerializer[Mirror]) -> None:
-        mirror = serializer.save()
-        events.action(actor_of(self.request.user), "create", mirror=mirror.name,
-                      detail=f"{mirror.source.alias} -> {mirror.target.alias}")
+        audit.mirror_created(actor_of(self.request.user), serializer.save())
 
     def perform_update(self, serializer: BaseSerializer[Mirror]) -> None:
         assert serializer.instance is not None  # the mirror being updated
-        before = {c.kind: c.desired_state for c in serializer.instance.connectors.all()}
+        before = audit.desired_states(serializer.instance)
         mirror = serializer.save()
-        events.action(actor_of(self.request.user), "update", mirror=mirror.name,
-                      detail=f"fields {sorted(serializer.validated_data)}; generation {mirror.generation}")
-        for connector in mirror.connectors.all():
-            if before.get(connector.kind) != connector.desired_state:
-                events.action(actor_of(self.request.user), "set-state", mirror=mirror.name, connector=connector.kind,
-                              from_state=before.get(connector.kind, ""), to_state=connector.desired_state)
+        audit.mirror_updated(actor_of(self.request.user), mirror, serializer.validated_data, before)
 
     def perform_destroy(self, instance: Mirror) -> None:
         delete_mirror(instance)
-        events.action(actor_of(self.request.user), "delete", mirror=instance.name)
+        audit.mirror_deleted(actor_of(self.request.user), instance.name)
 
     @extend_schema(responses={200: schemas.MirrorStatusSerializer})
     @action(detail=True, methods=["get"])
