@@ -223,7 +223,8 @@ def _fairness_lines(settings: dict) -> list[str]:
     lines = ["", "## Settings in effect", ""]
     mp = settings.get("mirrorplane")
     if mp:
-        lines.append(f"- Mirrorplane: {mp.get('spark_master')}, driver {mp.get('driver_memory')}, JVM "
+        threads = f" with {mp['local_task_threads']} task threads" if mp.get("local_task_threads") else ""
+        lines.append(f"- Mirrorplane: {mp.get('spark_master')}{threads}, driver {mp.get('driver_memory')}, JVM "
                      f"`{mp.get('driver_java_options')}`, class archive "
                      f"{'yes' if mp.get('driver_class_archive') else 'none'}; producer "
                      f"{_pairs(mp.get('producer'))} (compressed datasets: their codec)")

@@ -256,6 +256,7 @@ class Mirrorplane(Candidate):
 
         archive = class_archive.archive_path(spark_jars.runtime_jars())
         return {"spark_master": os.environ.get("SPARK_MASTER", "local[2]"),
+                "local_task_threads": int(os.environ.get("MIRRORPLANE_LOCAL_TASK_THREADS", "0")),
                 "driver_memory": os.environ.get("MIRRORPLANE_SPARK_DRIVER_MEMORY", "1g"),
                 "driver_java_options": os.environ.get("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", "-XX:+UseParallelGC"),
                 "driver_class_archive": str(archive) if archive.is_file() else None,
