@@ -5,7 +5,7 @@ an earlier run left in the database no longer describes anything real. Before cr
 the demo therefore resets its own state:
 
 - the mirrors the demo created are removed with their application, checkpoint, work folder,
-  deployment record, metric history and series, and the demo mirror is created anew;
+  deployment record, metric history and series, and events, and the demo mirror is created anew;
 - the clusters the demo created are pointed at the new clusters;
 - a mirror someone else created on a demo cluster is kept, but stopped (every connector desired
   stopped, with an event saying why) instead of being run against clusters it never saw;
@@ -32,7 +32,7 @@ from django.db import transaction
 from devstack.stack import Devstack
 from mirrorcore import channel, series
 from mirrors.choices import DesiredState, SecurityProtocol
-from mirrors.models import Cluster, Connector, Deployment, Mirror
+from mirrors.models import Cluster, Connector, Deployment, Event, Mirror
 from mirrors.services import events, runtime
 from mirrors.services.mirrors import create_mirror, delete_mirror
 from mirrors.services.redis_client import get_redis, use_redis
@@ -134,6 +134,8 @@ def reset(bootstrap: dict[str, str]) -> Reset:
     with transaction.atomic():
         for mirror in ours:
             delete_mirror(mirror)
+            # The new demo mirror takes the name: its page must not show the removed one's events.
+            Event.objects.filter(mirror=mirror.name).delete()
         record["mirrors"] = {}
         for alias, address in bootstrap.items():
             cluster = clusters[alias]

@@ -35,8 +35,9 @@ def first_run() -> Mirror:
 
 
 def leave_traces(mirror: Mirror) -> Path:
-    """What a run leaves: the application's deployment, metrics, checkpoint and work folder."""
+    """What a run leaves: the application's deployment, metrics, events, checkpoint and work folder."""
     Deployment.objects.create(mirror_name=mirror.name, state="running", pid=4242, generation=mirror.generation)
+    Event.objects.create(kind=Event.Kind.ACTION, actor="admin", action="failover", mirror=mirror.name)
     MetricMinute.objects.create(mirror_name=mirror.name, minute="2025-01-01T00:00:00Z", data={})
     checkpoint = Path(urlparse(runtime.checkpoint_location(mirror.name)).path)
     (checkpoint / "offsets").mkdir(parents=True)
@@ -66,6 +67,7 @@ def test_a_second_run_replaces_the_demo_mirror_and_stops_others_on_its_clusters(
     assert after.pk != before.pk and after.generation == 1
     assert not Deployment.objects.filter(mirror_name="east-to-west").exists()
     assert not MetricMinute.objects.filter(mirror_name="east-to-west").exists()
+    assert not Event.objects.filter(mirror="east-to-west").exists(), "the removed mirror's events went with it"
     assert not checkpoint.exists() and not runtime.work_dir("east-to-west").exists()
     assert {c.alias: (c.pk, c.bootstrap_servers) for c in Cluster.objects.filter(alias__in=SECOND)} == {
         "east": (east.pk, SECOND["east"]), "west": (west.pk, SECOND["west"])}
