@@ -64,6 +64,7 @@ class SourceConnector(ReplicationModes, Connector):
         self.last_resume: dict | None = None
         self.cores: int | None = None  # tasks copying at once, known once Spark is up
         self.slots: int | None = None  # task threads (real-time mode needs one per partition)
+        self.given_cores: int | None = None  # spark.mirrorplane.cores as submitted (0: not set)
         self.mode_setting = replication_mode.AUTO
         self.mode: replication_mode.ModeDecision | None = None  # the running query's
         self.next_mode_check = 0.0

@@ -38,6 +38,7 @@ class ReplicationModes:
     config: Any
     cores: int | None
     slots: int | None
+    given_cores: int | None
     source_admin: Any
     progress: Any
     handover: dict[tuple[str, int], int] | None
@@ -60,8 +61,9 @@ class ReplicationModes:
         copying at once: the operator's N when the control plane widened a local[N] master)."""
         context = self.spark.sparkContext
         self.slots = context.defaultParallelism
-        given = context.getConf().get(local_master.CORES_CONF)
-        self.cores = min(int(given), self.slots) if given else self.slots
+        if self.given_cores is None:  # read once: getConf() copies Spark's whole configuration
+            self.given_cores = int(context.getConf().get(local_master.CORES_CONF) or 0)
+        self.cores = min(self.given_cores, self.slots) if self.given_cores else self.slots
 
     def _start_positions(self) -> dict[tuple[str, int], int]:
         """Where the query about to start reads next, per partition, as far as known: what it

@@ -77,11 +77,18 @@ public final class MicroBatchMirror implements VoidFunction2<Dataset<Row>, Long>
         partitions.forEach((topic, count) -> remotePartitions.put(topic, count.intValue()));
     }
 
+    /** spark.mirrorplane.cores as submitted (0: not set; -1: not read yet): read once, since
+     * SparkContext.getConf() copies the whole configuration. */
+    private int givenCores = -1;
+
     /** Tasks copying at once: the operator's N of a local[N] master the control plane widened with task
      * threads for real-time mode (spark.mirrorplane.cores), else every task slot. */
-    static int cores(org.apache.spark.SparkContext context) {
+    int cores(org.apache.spark.SparkContext context) {
         int slots = context.defaultParallelism();
-        return Math.min(slots, context.getConf().getInt("spark.mirrorplane.cores", slots));
+        if (givenCores < 0) {
+            givenCores = context.getConf().getInt("spark.mirrorplane.cores", 0);
+        }
+        return givenCores > 0 ? Math.min(slots, givenCores) : slots;
     }
 
     @Override
