@@ -3,7 +3,8 @@ the candidate mirrors it, a reader on the target computing each record's arrival
 timestamp.
 
 Phases: warm-up (the candidate starts, catches up with what was produced meanwhile, and runs at least
-`WARMUP_STEADY_SECONDS` with less than a second of records waiting), then `seconds` of measured records
+`WARMUP_STEADY_SECONDS` with less than a second of records waiting and in the state it keeps under
+steady traffic, `Candidate.settling`), then `seconds` of measured records
 (keys starting with "m"), then a drain of at most `DRAIN_SECONDS`. Only measured records count; a
 measured record that never arrives is reported as missing. The record timestamp is the producer's
 CreateTime, set when the application hands the record to its client.
@@ -266,15 +267,23 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
         candidate.start(spec)
         reader.start()
 
+        steady_since: list[float | None] = [None]  # since when the candidate has kept up and settled
+
         def warmed(sent: int, elapsed: float) -> bool:
+            first, received = reader.state.first_arrival.value, reader.state.warm.value
+            settling = candidate.settling()
             if elapsed > WARMUP_TIMEOUT_SECONDS:
-                behind = sent - reader.state.warm.value
+                behind = sent - received
                 raise TimeoutError(f"no steady replication within {WARMUP_TIMEOUT_SECONDS:.0f} s: {sent:,} records "
-                                   f"sent, {behind:,} ({behind / rate:.1f} s) not on the target yet")
+                                   f"sent, {behind:,} ({behind / rate:.1f} s) not on the target yet"
+                                   + (f"; {settling}" if settling else ""))
             if why := (candidate.failure() or reader.alive_error):
                 raise RuntimeError(why)
-            first, received = reader.state.first_arrival.value, reader.state.warm.value
-            return bool(first) and time.monotonic() - first >= WARMUP_STEADY_SECONDS and sent - received < rate
+            if not first or sent - received >= rate or settling is not None:
+                steady_since[0] = None
+            elif steady_since[0] is None:
+                steady_since[0] = time.monotonic()
+            return steady_since[0] is not None and time.monotonic() - steady_since[0] >= WARMUP_STEADY_SECONDS
 
         warm, warm_seconds = producer.run(b"w", warmed)
         result["warmup_records"] = warm

@@ -64,6 +64,12 @@ class Candidate(ABC):
         """Why the run cannot finish (its process exited, an API error), else None."""
         return None
 
+    def settling(self) -> str | None:
+        """Why the candidate is not yet in the state it would keep under steady traffic (e.g. still
+        copying a start-up backlog in a mode it will leave), else None. The latency warm-up lasts
+        until this is None."""
+        return None
+
     def details(self) -> dict:
         """What the candidate can tell about the run (e.g. Spark micro-batches, `effective_tasks`: the
         tasks that really copied); asked before `stop`."""

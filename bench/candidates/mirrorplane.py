@@ -31,6 +31,19 @@ ROOT = Path(__file__).resolve().parents[2]
 USER = "bench"
 
 
+def settling_reason(replication_mode: dict) -> str | None:
+    """Why a mirror whose source connector reports `replication_mode` is not in its steady state:
+    auto mode copies a start-up backlog in micro-batches and changes to real-time mode only once it
+    has caught up."""
+    mode = replication_mode.get("mode")
+    if not mode:
+        return "the source connector has not chosen its mode yet"
+    reason = str(replication_mode.get("reason") or "")
+    if replication_mode.get("setting") == "auto" and mode == "micro-batch" and reason.startswith("backlog"):
+        return f"copying the start-up backlog in micro-batches ({reason})"
+    return None
+
+
 class ApiError(RuntimeError):
     pass
 
@@ -146,6 +159,7 @@ class Mirrorplane(Candidate):
         self.spec, self.error = spec, None
         self.timeline, self.batches = {}, {}
         self.effective_tasks = 0
+        self.replication_mode: dict = {}
         self.started = time.monotonic()
         source: dict[str, Any] = {"tasks_max": spec.tasks}
         if spec.compression != "none":
@@ -200,12 +214,16 @@ class Mirrorplane(Candidate):
         self.effective_tasks = max(self.effective_tasks, len(source.get("tasks") or []))
         if source.get("state") == channel.FAILED:
             self.error = f"the source connector FAILED: {source.get('error')}"
+        self.replication_mode = source.get("replication_mode") or {}
         metrics = source.get("metrics") or {}
         batch = metrics.get("last_batch")
         if batch and batch.get("records"):
             self.batches.setdefault(batch["id"], {"records": batch["records"], "seconds": batch["seconds"],
                                                   "at": round(time.monotonic() - self.started, 2)})
         return metrics
+
+    def settling(self) -> str | None:
+        return settling_reason(self.replication_mode)
 
     def details(self) -> dict:
         # The last batch is summarised once the writer returns, just after its records became visible

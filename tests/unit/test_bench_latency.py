@@ -6,6 +6,7 @@ import multiprocessing
 
 import pytest
 
+from bench.candidates.mirrorplane import settling_reason
 from bench.latency import (
     ReaderState,
     _account,
@@ -92,3 +93,15 @@ def test_tail_summary_tells_a_pause_from_noise():
     assert (tail["records"], tail["seconds"], tail["partitions"]) == (10, 1, 4)
     assert tail["worst_seconds"][0] == {"second": 3, "records": 10, "max_ms": 200.0}
     assert tail_summary([], [], [])["records"] == 0
+
+
+@pytest.mark.parametrize(("replication_mode", "settled"), [
+    ({}, False),
+    ({"setting": "auto", "mode": "micro-batch", "reason": "backlog 87,131 records, above 50,000"},
+     False),
+    ({"setting": "auto", "mode": "real-time", "reason": "backlog 2,000 records, within 50,000"}, True),
+    ({"setting": "auto", "mode": "micro-batch", "reason": "24 partitions, more than the 16 task slots"}, True),
+    ({"setting": "micro-batch", "mode": "micro-batch", "reason": "replication.mode is micro-batch"}, True),
+])
+def test_a_mirror_copying_its_start_up_backlog_is_not_settled(replication_mode, settled):
+    assert (settling_reason(replication_mode) is None) == settled
