@@ -58,8 +58,8 @@ TEST_DB_PATH = Path(ENV.get("MIRRORPLANE_TEST_DB_PATH", VAR_DIR / "test.sqlite3"
 REDIS_URL = ENV.get("MIRRORPLANE_REDIS_URL", "redis://127.0.0.1:6379/0")
 SPARK_MASTER = ENV.get("SPARK_MASTER", "local[2]")
 # Task threads of an application on a local[N] master, N of them copying at a time: real-time mode
-# needs one per source partition (mirrorcore/local_master.py). 0 (the default) submits local[N] as given.
-LOCAL_TASK_THREADS = int(ENV.get("MIRRORPLANE_LOCAL_TASK_THREADS", "0"))
+# needs one per source partition (mirrorcore/local_master.py). 0 submits local[N] as given.
+LOCAL_TASK_THREADS = int(ENV.get("MIRRORPLANE_LOCAL_TASK_THREADS", "16"))
 SPARK_DRIVER_MEMORY = ENV.get("MIRRORPLANE_SPARK_DRIVER_MEMORY", "1g")
 # The parallel collector: 6% faster backfills than G1 on 2 cores (bench, side by side); left out
 # when a mirror's spark.driver.extraJavaOptions chooses its own collector.

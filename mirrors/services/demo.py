@@ -44,9 +44,10 @@ ACTOR = "demo"
 # The demo mirror on YARN: a small driver container and one executor.
 YARN_SPARK = {"master": "yarn", "driver_memory": "768m", "executor_memory": "512m", "num_executors": 1,
               "executor_cores": 2}
-# The demo mirror here: a task slot for each of its 10 source partitions (heartbeats included) and
-# two spare, so that it runs in real-time mode once the first backlog is copied.
-LOCAL_SPARK = {"master": "local[12]"}
+# The demo mirror here: SPARK_MASTER, whose local[N] is submitted with MIRRORPLANE_LOCAL_TASK_THREADS
+# task threads, a slot for each of its 10 source partitions (heartbeats included), so that it runs in
+# real-time mode once the first backlog is copied.
+LOCAL_SPARK: dict = {}
 # Shorter than MM2's defaults (60 s, 60 s, 10 min) so the dashboard shows checkpoints quickly.
 CHECKPOINTS = {"emit.checkpoints.interval.seconds": "5", "sync.group.offsets.enabled": "true",
                "sync.group.offsets.interval.seconds": "10", "refresh.groups.interval.seconds": "15"}
