@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mirrorcore.formats import OffsetSync
@@ -37,6 +37,7 @@ FROM_SYNC = "offset-sync"
 ADOPTED = "mm2-offsets"  # placed by a running MM2's committed source offsets (mirrorcore/adoption.py)
 EMPTY = "empty"
 UNPLACED = "unplaced"
+COMMITTED = "committed"  # placed by a real-time query's committed positions (every record before them acknowledged)
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class PartitionStart:
     topic: str
     partition: int
     offset: int  # the next source offset to read; EARLIEST: the partition's beginning
-    how: str  # FROM_SYNC, ADOPTED, EMPTY or UNPLACED
+    how: str  # FROM_SYNC, ADOPTED, COMMITTED, EMPTY or UNPLACED
     remote_end: int  # end offset of the remote partition when the plan was made
     duplicates: int  # records on the target that may be copied again (an upper bound)
     sync: OffsetSync | None = None  # the sync the start derives from
@@ -82,6 +83,11 @@ class ResumePlan:
         return [s for s in self.starts.values() if s.how == ADOPTED]
 
     @property
+    def committed(self) -> list[PartitionStart]:
+        """Partitions placed by a real-time query's committed positions."""
+        return [s for s in self.starts.values() if s.how == COMMITTED]
+
+    @property
     def unplaced(self) -> list[PartitionStart]:
         """Partitions with records on the target that start at their beginning for want of a sync."""
         return [s for s in self.starts.values() if s.how == UNPLACED]
@@ -113,11 +119,42 @@ class ResumePlan:
             return None
         return {
             "from": self.origin,
-            "partitions": len(self.resumed) + len(self.adopted),
+            "partitions": len(self.resumed) + len(self.adopted) + len(self.committed),
             "unplaced": len(self.unplaced),
             "duplicates": self.duplicates,
             "per_partition": {s.key: s.describe() for s in sorted(placed, key=lambda s: (s.topic, s.partition))},
         }
+
+
+def with_committed(plan: ResumePlan, positions: dict[Partition, int]) -> ResumePlan:
+    """`plan` with each partition that a real-time query's committed positions place further on
+    starting there: every record before such a position is acknowledged on the target, so fewer are
+    copied again. A partition whose remote partition is empty (EMPTY) keeps its beginning: what was
+    committed is no longer on the target."""
+    starts = dict(plan.starts)
+    for tp, position in positions.items():
+        start = starts.get(tp)
+        if start is None or start.how == EMPTY or position <= start.offset:
+            continue
+        skipped = position - start.offset if start.offset >= 0 else 0
+        starts[tp] = replace(start, offset=position, how=COMMITTED, duplicates=max(0, start.duplicates - skipped),
+                             reason=None)
+    return replace(plan, starts=starts)
+
+
+def within(positions: dict[Partition, int], source_ends: dict[Partition, int]) -> dict[Partition, int]:
+    """The committed positions that can still be right: a position past its partition's end offset
+    was committed for an earlier topic of that name (the source topic was recreated)."""
+    return {tp: offset for tp, offset in positions.items() if tp in source_ends and offset <= source_ends[tp]}
+
+
+def further(committed: dict[Partition, int], positions: dict[Partition, int]) -> dict[Partition, int] | None:
+    """Where a restart reads next when a checkpoint's latest commit is at `committed` and a
+    real-time query committed `positions` since: each partition's further position; None when the
+    positions are nowhere further (the checkpoint alone is right)."""
+    if all(position <= committed.get(tp, -1) for tp, position in positions.items()):
+        return None
+    return {tp: max(committed.get(tp, -1), positions.get(tp, -1)) for tp in committed.keys() | positions.keys()}
 
 
 def latest_syncs(syncs: Iterable[OffsetSync]) -> dict[Partition, OffsetSync]:

@@ -133,27 +133,73 @@ def handover_path(checkpoint: str) -> str:
     return f"{checkpoint.rstrip('/')}.handover"
 
 
-def write_handover(spark: Any, checkpoint: str, positions: dict[tuple[str, int], int]) -> None:
-    """Record where the next query starts, then delete the checkpoint it replaces."""
-    fs, path = _filesystem(spark, handover_path(checkpoint))
+def _offsets_json(positions: dict[tuple[str, int], int]) -> bytes:
     offsets: dict[str, dict[str, int]] = {}
     for (topic, partition), offset in sorted(positions.items()):
         offsets.setdefault(topic, {})[str(partition)] = offset
+    return json.dumps(offsets, sort_keys=True).encode()
+
+
+def _write(fs: Any, path: Any, data: bytes) -> None:
     stream = fs.create(path, True)
     try:
-        stream.write(bytearray(json.dumps(offsets, sort_keys=True).encode()))
+        stream.write(bytearray(data))
     finally:
         stream.close()
-    delete(spark, checkpoint)
 
 
-def read_handover(spark: Any, checkpoint: str) -> dict[tuple[str, int], int] | None:
-    """The positions a stopped query handed over, or None."""
-    fs, path = _filesystem(spark, handover_path(checkpoint))
+def _read_offsets(spark: Any, uri: str) -> dict[tuple[str, int], int] | None:
+    fs, path = _filesystem(spark, uri)
     if not fs.exists(path):
         return None
     return parse_offsets_entry(f"v1\n{{}}\n{_read_text(spark, fs, path)}")
 
 
+def write_handover(spark: Any, checkpoint: str, positions: dict[tuple[str, int], int]) -> None:
+    """Record where the next query starts, then delete the checkpoint it replaces."""
+    fs, path = _filesystem(spark, handover_path(checkpoint))
+    _write(fs, path, _offsets_json(positions))
+    delete(spark, checkpoint)
+
+
+def read_handover(spark: Any, checkpoint: str) -> dict[tuple[str, int], int] | None:
+    """The positions a stopped query handed over, or None."""
+    return _read_offsets(spark, handover_path(checkpoint))
+
+
 def delete_handover(spark: Any, checkpoint: str) -> None:
     delete(spark, handover_path(checkpoint))
+
+
+# -- a real-time query's committed positions --------------------------------------------------
+# In local[N] a real-time query's tasks run in the driver's JVM, which sees every acknowledged
+# position as it moves. The driver commits them beside the checkpoint every
+# `offset.flush.interval.ms`, as MM2 commits its offsets, so that Spark's own epochs can be long
+# (each epoch boundary holds records back for a moment). A restart after a crash goes on from
+# each partition's further position: the checkpoint's latest commit or these.
+
+
+def positions_path(checkpoint: str) -> str:
+    return f"{checkpoint.rstrip('/')}.positions"
+
+
+def write_positions(spark: Any, checkpoint: str, positions: dict[tuple[str, int], int]) -> None:
+    """Replace the committed positions: a new file renamed over the old one (where the file system
+    refuses to rename over a file, the old one is deleted first: a crash in between leaves the
+    checkpoint alone to restart from, which is behind but loses nothing)."""
+    fs, path = _filesystem(spark, positions_path(checkpoint))
+    temporary = spark.sparkContext._jvm.org.apache.hadoop.fs.Path(f"{positions_path(checkpoint)}.tmp")
+    _write(fs, temporary, _offsets_json(positions))
+    if not fs.rename(temporary, path):
+        fs.delete(path, False)
+        if not fs.rename(temporary, path):
+            raise OSError(f"could not rename {temporary} to {path}")
+
+
+def read_positions(spark: Any, checkpoint: str) -> dict[tuple[str, int], int] | None:
+    """The positions a real-time query committed, or None."""
+    return _read_offsets(spark, positions_path(checkpoint))
+
+
+def delete_positions(spark: Any, checkpoint: str) -> None:
+    delete(spark, positions_path(checkpoint))

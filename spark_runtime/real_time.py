@@ -2,10 +2,15 @@
 
 The query is built on the JVM side of the DataFrame (`RealTimeMirrorWriter` is a Java
 ForeachWriter): no Python runs per record or per epoch. The trigger's duration is the epoch, how
-often Spark commits its progress to the checkpoint: `offset.flush.interval.ms`, as often as MM2
-commits its offsets, 60 s unless set (Kafka Connect's default). Each epoch boundary ends the
-long-running tasks and schedules new ones, holding back the records of that moment for 150-200 ms,
-so a shorter epoch raises the tail latency; a longer one resends more after a SIGKILL.
+often Spark commits its progress to the checkpoint. Each epoch boundary ends the long-running tasks
+and schedules new ones, holding back the records of that moment for 0.2-0.9 s.
+
+With the tasks in the driver's JVM (local[N]) the driver commits their acknowledged positions
+itself every `offset.flush.interval.ms` (`commit`, checkpoint_store's positions), as MM2 commits its
+offsets, so Spark's epoch is `DRIVER_COMMITS_EPOCH_MS`: a boundary every ten minutes rather than
+every minute. On executors the driver learns positions only per epoch, so the epoch is
+`offset.flush.interval.ms` itself: 60 s unless set (Kafka Connect's default), a shorter one raises
+the tail latency, a longer one resends more after a SIGKILL.
 """
 
 from __future__ import annotations
@@ -20,9 +25,23 @@ MIN_EPOCH_MS = 5_000  # Spark's spark.sql.streaming.realTimeMode.minBatchDuratio
 DEFAULT_EPOCH_MS = registry.get_int({}, "offset.flush.interval.ms", mm2_default=True)  # Kafka Connect's
 
 
-def epoch_ms(flush_interval_ms: int) -> int:
-    """The trigger's duration for `offset.flush.interval.ms`: at least Spark's minimum."""
+DRIVER_COMMITS_EPOCH_MS = 600_000
+
+
+def epoch_ms(flush_interval_ms: int, driver_commits: bool) -> int:
+    """The trigger's duration: `offset.flush.interval.ms` (at least Spark's minimum), or, when the
+    driver commits the positions itself every `offset.flush.interval.ms`, ten minutes or that
+    interval if longer."""
+    if driver_commits:
+        return max(flush_interval_ms, DRIVER_COMMITS_EPOCH_MS)
     return max(flush_interval_ms, MIN_EPOCH_MS)
+
+
+def commit(spark: Any) -> list[str]:
+    """Sync each running partition's latest acknowledged position and flush the syncs (MM2's commit);
+    the `progress` lines, whose positions are then what to commit."""
+    text = str(_writer_class(spark.sparkContext._jvm).commit())
+    return text.split("\n") if text else []
 
 
 def start(spark: Any, frame: Any, name: str, checkpoint: str, producer: Any, remote_topics: Any,

@@ -1,8 +1,9 @@
 """Gauges Kafka Connect reports per source task, from the source connector's query and writer.
 
 - `offset_commit_ms`: how long Spark took to commit the query's progress, its write-ahead log entry
-  (`walCommit`) and its commit log entry (`commitOffsets`), averaged over the latest commits: what
-  Connect's offset-commit-avg-time-ms measures for a task, the time to make its positions durable.
+  (`walCommit`) and its commit log entry (`commitOffsets`), or how long the driver took to commit a
+  real-time query's positions (`committed`), averaged over the latest commits: what Connect's
+  offset-commit-avg-time-ms measures for a task, the time to make its positions durable.
 - `in_flight_records`: records handed to the producers and not yet acknowledged (Connect's
   source-record-active-count), and `producer_buffer_available_bytes`: the bytes free in the
   producers' buffers. Both are counted by the writer in the JVM its tasks run in, so they are
@@ -22,7 +23,8 @@ READ_EVERY_SECONDS = 2.0  # two calls into the JVM each time: not on every tick 
 
 class TaskGauges:
     def __init__(self) -> None:
-        self._commits: deque[tuple[int, float]] = deque(maxlen=KEEP_COMMITS)  # batch id, milliseconds
+        self._commits: deque[float] = deque(maxlen=KEEP_COMMITS)  # milliseconds
+        self._last_batch: int | None = None  # the query's latest batch counted
         self._client: dict[str, int] = {}
         self._next_read = 0.0
 
@@ -41,14 +43,19 @@ class TaskGauges:
         if "walCommit" not in durations and "commitOffsets" not in durations:
             return
         batch = int(progress.get("batchId", -1))
-        if self._commits and self._commits[-1][0] == batch:
+        if batch == self._last_batch:
             return
-        self._commits.append((batch, float(durations.get("walCommit", 0)) + float(durations.get("commitOffsets", 0))))
+        self._last_batch = batch
+        self._commits.append(float(durations.get("walCommit", 0)) + float(durations.get("commitOffsets", 0)))
+
+    def committed(self, milliseconds: float) -> None:
+        """The driver committed a real-time query's positions in `milliseconds`."""
+        self._commits.append(milliseconds)
 
     def report(self) -> dict[str, float | int]:
         gauges: dict[str, float | int] = dict(self._client)
         if self._commits:
-            gauges["offset_commit_ms"] = round(sum(ms for _, ms in self._commits) / len(self._commits), 1)
+            gauges["offset_commit_ms"] = round(sum(self._commits) / len(self._commits), 1)
         return gauges
 
 

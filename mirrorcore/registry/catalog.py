@@ -153,9 +153,10 @@ CATALOG: tuple[Property, ...] = (
              "The link is unhealthy when no heartbeat has arrived for this long.", SECONDS, origin="mirrorplane"),
     # -- Kafka Connect worker ---------------------------------------------------------------------------
     Property("offset.flush.interval.ms", "long", "60000", "worker",
-             "How often Kafka Connect commits source offsets: each real-time epoch lasts this long (Kafka Connect's "
-             "60 s unless set, at least 5 s), and micro-batches promote each partition's latest offset sync this "
-             "often (10 s unless set).", integer(0), mirrorplane_default="10000", applies_to=("source",)),
+             "How often Kafka Connect commits source offsets: micro-batches promote each partition's latest offset "
+             "sync this often, and a real-time query in the driver's JVM (local[N]) syncs and commits its positions "
+             "this often (10 s unless set); a real-time query on executors has epochs this long (Kafka Connect's "
+             "60 s unless set, at least 5 s).", integer(0), mirrorplane_default="10000", applies_to=("source",)),
     Property("offset.flush.timeout.ms", "long", "5000", "worker",
              "How long Kafka Connect waits for an offset commit; Mirrorplane commits through Spark's checkpoint.",
              integer(0), acted_on=False),

@@ -94,9 +94,14 @@ class SourceConnector(ReplicationModes, Connector):
         if handover is not None and verdict.state == checkpoint_store.USABLE:
             checkpoint_store.delete_handover(self.spark, checkpoint)  # the query it was for has run
             handover = None
+        committed = None
+        if handover is None:
+            handover, committed = self._committed_positions(checkpoint, verdict.state == checkpoint_store.USABLE)
         self.handover = handover
         fresh = verdict.state != checkpoint_store.USABLE and handover is None
         plan = self._plan_resume() if fresh and self.topics else None
+        if plan is not None and committed:
+            plan = resume.with_committed(plan, committed)
         if fresh:
             self.offset_syncs.reset()  # as MM2 after a task start: the next record of each partition is synced
             real_time.reset(self.spark)
@@ -114,7 +119,10 @@ class SourceConnector(ReplicationModes, Connector):
             self.query = None
             raise RuntimeError(spark_query.describe_error(error) if error else "the replication query stopped")
         if self.mode is not None and self.mode.mode == replication_mode.REAL_TIME:
-            self.progress.absorb_real_time(real_time.progress(self.spark))
+            if self._tasks_local() and time.monotonic() >= self.next_position_commit:
+                self._commit_positions()
+            else:
+                self.progress.absorb_real_time(real_time.progress(self.spark))
             self.real_time_syncs = real_time.syncs_written(self.spark)
         self._absorb_batches()
         self.gauges.observe(self.spark, self.query, self._tasks_local())
@@ -209,7 +217,8 @@ class SourceConnector(ReplicationModes, Connector):
                 producer, remote, max_lag, syncs.topic if syncs.enabled else None,
                 spark_query.java_map(jvm, syncs.connection.java_properties()),
                 # Unset: Kafka Connect's 60 s, not the 10 s micro-batches promote syncs at (epochs cost latency).
-                real_time.epoch_ms(self.settings.get_int("offset.flush.interval.ms", mm2_default=True)))
+                real_time.epoch_ms(self.settings.get_int("offset.flush.interval.ms", mm2_default=True),
+                                   driver_commits=self._tasks_local()))
             log.info("replicating %d topics (%d partitions) in real-time mode: %s", len(self.topics),
                      sum(self.topics.values()), mode.reason)
             return

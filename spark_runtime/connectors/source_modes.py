@@ -1,5 +1,6 @@
-"""The source connector's choice between micro-batches and real-time mode, its changes of mind, and
-the handover of exact positions from a stopped real-time query to the next.
+"""The source connector's choice between micro-batches and real-time mode, its changes of mind, the
+handover of exact positions from a stopped real-time query to the next, and the driver's commits of
+a running real-time query's positions.
 
 A mixin of SourceConnector (spark_runtime/connectors/source.py): it reads the connector's topics,
 positions and query, and restarts the query in the mode `replication_mode.decide` calls for.
@@ -11,7 +12,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from mirrorcore import local_master
+from mirrorcore import local_master, resume
 from spark_runtime import checkpoint_store, real_time, replication_mode
 
 if TYPE_CHECKING:
@@ -41,7 +42,9 @@ class ReplicationModes:
     given_cores: int | None
     source_admin: Any
     progress: Any
+    gauges: Any
     handover: dict[tuple[str, int], int] | None
+    next_position_commit: float = 0.0
 
     if TYPE_CHECKING:  # SourceConnector's methods that this mixin calls
         def _partitions(self) -> list[tuple[str, int]]: ...
@@ -125,6 +128,37 @@ class ReplicationModes:
             checkpoint_store.delete_handover(self.spark, checkpoint)
             self.handover = None
 
+    def _commit_positions(self) -> None:
+        """A real-time query in this JVM: every `offset.flush.interval.ms`, sync and flush its tasks'
+        latest positions (MM2's commit), then record them beside the checkpoint, where a restart
+        after a crash goes on from (see checkpoint_store's positions)."""
+        self.next_position_commit = time.monotonic() + self.settings.get_int("offset.flush.interval.ms") / 1000
+        started = time.monotonic()
+        self.progress.absorb_real_time(real_time.commit(self.spark))
+        positions = self.progress.next_offsets()
+        if positions:
+            checkpoint_store.write_positions(self.spark, self.config.checkpoint_dir("source"), positions)
+            self.gauges.committed((time.monotonic() - started) * 1000)
+
+    def _committed_positions(self, checkpoint: str, usable: bool) -> tuple[dict | None, dict | None]:
+        """At start: (a handover, the positions) from the positions a real-time query committed
+        before the application ended. With a usable checkpoint, a handover when they are further
+        than its latest commit (the checkpoint makes way); without one, the positions, for the
+        resume plan to start from."""
+        positions = checkpoint_store.read_positions(self.spark, checkpoint)
+        if positions:
+            positions = resume.within(positions, self.source_admin.end_offsets(list(positions)))
+        if not positions:
+            return None, None
+        if not usable:
+            return None, positions
+        merged = resume.further(checkpoint_store.committed_offsets(self.spark, checkpoint), positions)
+        if merged is not None:
+            log.info("the real-time query committed positions after its checkpoint's latest epoch: %d partitions "
+                     "go on from them", sum(1 for tp, offset in positions.items() if merged.get(tp) == offset))
+            checkpoint_store.write_handover(self.spark, checkpoint, merged)
+        return merged, None
+
     def _tasks_local(self) -> bool:
         return str(self.spark.sparkContext.master).startswith("local")
 
@@ -141,3 +175,4 @@ class ReplicationModes:
         if positions:
             checkpoint_store.write_handover(self.spark, checkpoint, positions)
             self.handover = positions
+        checkpoint_store.delete_positions(self.spark, checkpoint)  # the handover holds them, or further ones

@@ -78,9 +78,14 @@ def test_real_time_counters_add_only_their_growth(monkeypatch):
 
 
 def test_the_real_time_epoch_is_the_flush_interval_and_at_least_sparks_minimum():
-    assert real_time.epoch_ms(real_time.DEFAULT_EPOCH_MS) == 60_000
-    assert real_time.epoch_ms(10_000) == 10_000
-    assert real_time.epoch_ms(1_000) == real_time.MIN_EPOCH_MS
+    assert real_time.epoch_ms(real_time.DEFAULT_EPOCH_MS, driver_commits=False) == 60_000
+    assert real_time.epoch_ms(10_000, driver_commits=False) == 10_000
+    assert real_time.epoch_ms(1_000, driver_commits=False) == real_time.MIN_EPOCH_MS
+
+
+def test_with_the_driver_committing_positions_the_epoch_is_long():
+    assert real_time.epoch_ms(real_time.DEFAULT_EPOCH_MS, driver_commits=True) == real_time.DRIVER_COMMITS_EPOCH_MS
+    assert real_time.epoch_ms(3_600_000, driver_commits=True) == 3_600_000
 
 
 def test_batches_count_records_bytes_and_the_rate_per_partition(monkeypatch):

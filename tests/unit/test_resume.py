@@ -3,7 +3,18 @@
 import json
 
 from mirrorcore.formats import OffsetSync
-from mirrorcore.resume import EARLIEST, EMPTY, FROM_SYNC, UNPLACED, latest_syncs, plan
+from mirrorcore.resume import (
+    COMMITTED,
+    EARLIEST,
+    EMPTY,
+    FROM_SYNC,
+    UNPLACED,
+    further,
+    latest_syncs,
+    plan,
+    with_committed,
+    within,
+)
 
 T0, T1, T2 = ("orders", 0), ("orders", 1), ("orders", 2)
 
@@ -84,3 +95,21 @@ def test_the_latest_sync_of_a_partition_is_the_last_one_in_the_topic():
     assert latest_syncs(syncs) == {T0: sync(T0, 200, 200), T1: sync(T1, 7, 7)}
     # a rewind (the source partition was recreated) is the latest word too
     assert latest_syncs([sync(T0, 500, 500), sync(T0, 0, 600)])[T0] == sync(T0, 0, 600)
+
+
+def test_committed_real_time_positions_place_a_partition_further_than_its_sync():
+    planned = plan([T0, T1, T2], {T0: sync(T0, 99, 99), T1: sync(T1, 50, 50)}, {T0: 200, T1: 60, T2: 0})
+    result = with_committed(planned, {T0: 180, T1: 40, T2: 7})
+    assert (result.starts[T0].offset, result.starts[T0].how, result.starts[T0].duplicates) == (180, COMMITTED, 20)
+    assert result.starts[T1].how == FROM_SYNC, "a position behind the sync changes nothing"
+    assert result.starts[T2].how == EMPTY, "what was committed is no longer on an empty remote partition"
+    assert result.report()["partitions"] == 2
+
+
+def test_a_restart_goes_on_from_each_partitions_further_position():
+    assert further({T0: 100, T1: 50}, {T0: 90, T1: 50}) is None, "the checkpoint alone is right"
+    assert further({T0: 100, T1: 50}, {T0: 130, T2: 5}) == {T0: 130, T1: 50, T2: 5}
+
+
+def test_positions_past_the_source_end_belong_to_an_earlier_topic():
+    assert within({T0: 40, T1: 900, T2: 3}, {T0: 40, T1: 30}) == {T0: 40}

@@ -40,6 +40,15 @@ def test_commit_time_is_the_wal_and_commit_log_writes_averaged_once_per_batch():
     assert gauges.report() == {"offset_commit_ms": 30.0}
 
 
+def test_the_drivers_commits_of_real_time_positions_count_beside_sparks():
+    gauges, query = TaskGauges(), FakeQuery()
+    query.lastProgress = {"batchId": 4, "durationMs": {"walCommit": 12, "commitOffsets": 8}}
+    observe(gauges, query)
+    gauges.committed(4.0)
+    observe(gauges, query)  # Spark's batch 4 is still the latest: not counted again
+    assert gauges.report() == {"offset_commit_ms": 12.0}
+
+
 def test_only_the_latest_commits_count():
     gauges, query = TaskGauges(), FakeQuery()
     for batch in range(task_gauges.KEEP_COMMITS + 5):

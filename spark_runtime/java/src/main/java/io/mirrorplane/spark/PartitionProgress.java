@@ -18,6 +18,7 @@ final class PartitionProgress {
     private long previousUpstream = -1;
     private long previousDownstream = -1;
     private long lastSyncDownstream = -1;
+    private boolean broken;
     private final List<long[]> syncs = new ArrayList<>();
     /** Null: syncs are collected for {@link #syncs()}; else each is handed over as it is made. */
     private final BiConsumer<Long, Long> emitter;
@@ -39,7 +40,19 @@ final class PartitionProgress {
         }
     }
 
+    /**
+     * A send of this partition failed: no later acknowledgement moves its position on, so that a
+     * committed position never passes a record that is not on the target (the task fails, and the
+     * records after its last good position are sent again).
+     */
+    synchronized void failed() {
+        broken = true;
+    }
+
     synchronized void acknowledged(long upstream, long downstream) {
+        if (broken) {
+            return;
+        }
         boolean noPreviousSync = previousUpstream == -1;
         // a translated offset lands one past its sync, hence the + 1
         boolean translationTooStale = downstream - (lastSyncDownstream + 1) >= maxOffsetLag;

@@ -31,9 +31,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A task covers one source partition for one epoch (the trigger's duration). Its offset syncs
  * follow MM2's per-record rule and are written by the task itself as records are acknowledged, as
- * MirrorSourceTask does; at the end of each epoch (the trigger's duration, {@code
- * offset.flush.interval.ms}) the latest acknowledged position of each partition is synced too, as
- * MM2 does when it commits. An epoch is only committed once its task has closed, and closing waits
+ * MirrorSourceTask does; at each commit ({@link #commit()}, called by the driver every {@code
+ * offset.flush.interval.ms}) and at the end of each epoch the latest acknowledged position of each
+ * partition is synced too, as MM2 does when it commits. An epoch is only committed once its task has closed, and closing waits
  * for every acknowledgement: a task whose send failed fails, and the query restarts from the last
  * committed epoch (at least once).
  *
@@ -294,6 +294,31 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
     static long[] addEpoch(long[] totals, long[] epoch) {
         return epoch[0] < 0 ? new long[] {totals[0], totals[1], totals[2] + epoch[2], totals[3] + epoch[3]}
             : new long[] {epoch[0], epoch[1], totals[2] + epoch[2], totals[3] + epoch[3]};
+    }
+
+    /**
+     * The driver's commit of the running epochs, every {@code offset.flush.interval.ms} as MM2
+     * commits its offsets: the latest acknowledged position of each partition is synced when it was
+     * not yet, the queued syncs are sent and flushed, and the {@link #progress()} lines are returned
+     * (their positions are then durable on the target, and the driver records them). Spark's own
+     * epoch can then be long: each of its boundaries holds records back for a moment.
+     */
+    public static String commit() {
+        commit(OPEN.values());
+        return progress();
+    }
+
+    /** Promotes each partition's latest position (see {@link PartitionProgress#promote}), then sends. */
+    static int commit(Iterable<PartitionProgress> open) {
+        int promoted = 0;
+        for (PartitionProgress p : open) {
+            if (p.promote()) {
+                promoted++;
+            }
+        }
+        awaitQueuedSyncs();
+        SYNC_PRODUCERS.values().forEach(KafkaProducer::flush);
+        return promoted;
     }
 
     /** Offset syncs written by this JVM's tasks since it started. */

@@ -84,6 +84,7 @@ final class TaskSink {
                     IN_FLIGHT.decrementAndGet();
                     if (error != null) {
                         failure.compareAndSet(null, error);
+                        p.failed();
                     } else {
                         p.acknowledged(offset, metadata.offset());
                     }

@@ -143,4 +143,14 @@ class PartitionProgressTest {
         assertArrayEquals(new long[] {4, 14}, emitted.get(2));
         assertTrue(progress.syncs().isEmpty(), "emitted syncs are not also collected");
     }
+
+    @Test
+    void noAcknowledgementMovesThePositionPastAFailedSend() {
+        PartitionProgress p = new PartitionProgress(0, 100, null);
+        p.acknowledged(0, 10);
+        p.failed();
+        p.acknowledged(2, 12);
+        assertEquals(0, p.lastUpstream());
+        assertEquals(10, p.lastDownstream());
+    }
 }

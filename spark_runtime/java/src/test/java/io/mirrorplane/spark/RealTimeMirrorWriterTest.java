@@ -28,6 +28,21 @@ class RealTimeMirrorWriterTest {
     }
 
     @Test
+    void aCommitSyncsEachPartitionsLatestPositionOnce() {
+        List<long[]> syncs = new java.util.ArrayList<>();
+        PartitionProgress p = new PartitionProgress(0, 100, null, (up, down) -> syncs.add(new long[] {up, down}));
+        p.acknowledged(0, 10);
+        p.acknowledged(1, 11);
+        p.acknowledged(2, 12);
+        assertEquals(1, syncs.size(), "MM2's rule syncs the first record only");
+
+        assertEquals(1, RealTimeMirrorWriter.commit(List.of(p)));
+        assertArrayEquals(new long[] {2, 12}, syncs.get(1), "the latest acknowledged position");
+        assertEquals(0, RealTimeMirrorWriter.commit(List.of(p)), "nothing new since the last commit");
+        assertEquals(2, syncs.size());
+    }
+
+    @Test
     void anEpochsPositionsReplaceTheTotalsAndItsCountsAddUp() {
         assertArrayEquals(new long[] {20, 30, 15, 150},
             RealTimeMirrorWriter.addEpoch(new long[] {9, 19, 10, 100}, new long[] {20, 30, 5, 50}));
