@@ -90,6 +90,11 @@ class SourceConnector(ReplicationModes, Connector):
             log.warning("the source checkpoint %s cannot be restarted from (%s): deleting it, partitions resume "
                         "from their offset syncs", checkpoint, verdict.reason)
             checkpoint_store.delete(self.spark, checkpoint)
+        elif verdict.state == checkpoint_store.ABSENT and checkpoint_store.exists(self.spark, checkpoint):
+            # A query that never committed a batch (a real-time query's first epoch logs nothing) left the
+            # initial offsets its Kafka source recorded (`sources/0/0`): Spark would start from those, not
+            # from the resume plan or a handover.
+            checkpoint_store.delete(self.spark, checkpoint)
         handover = checkpoint_store.read_handover(self.spark, checkpoint)
         if handover is not None and verdict.state == checkpoint_store.USABLE:
             checkpoint_store.delete_handover(self.spark, checkpoint)  # the query it was for has run
