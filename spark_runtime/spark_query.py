@@ -38,6 +38,12 @@ _CAUSE = re.compile(r"(?:Exception|Error)\b[^:]*: ")
 _OUR_CAUSE = "producing to the target cluster failed:"
 
 
+def interrupted(error: Any) -> bool:
+    """Whether a query ended with `error` because its thread was interrupted: a stop that came while a
+    batch function waited (Spark may report it as the batch function's error)."""
+    return "java.lang.InterruptedException" in str(getattr(error, "desc", None) or error)
+
+
 def describe_error(error: Any) -> str:
     """The root cause of a StreamingQueryException in a line or two, without stack frames.
 

@@ -320,7 +320,12 @@ class SourceConnector(ReplicationModes, Connector):
         query, self.query = self.query, None
         if query is not None:
             query.stop()
-            query.awaitTermination(30)
+            try:
+                query.awaitTermination(30)
+            except Exception as error:  # only the interruption this stop caused is expected
+                if not spark_query.interrupted(error):
+                    raise
+                log.info("the stop interrupted a micro-batch under way: it runs again from the checkpoint")
             if self.batch_function is not None:  # its last batches, and its sync rule state for the next query
                 self._absorb_batches()
                 self.offset_syncs.state = dict(self.batch_function.states())

@@ -230,7 +230,10 @@ def test_checkpoint_deleted_under_a_running_mirror(api, devstack, control_plane,
     create_clusters(api, devstack)
     response = api.post("/api/v1/mirrors/", {
         "name": name, "source": "east", "target": "west", "topics": topic,
-        "connectors": {"source": {"tasks_max": 2, "config": {"batch.max.records": str(BATCH)}}}, "spark": spark,
+        # Micro-batches: each batch writes the checkpoint, so a deleted folder is noticed at the next one (a
+        # real-time query on local[N] logs its offsets once per ten-minute epoch).
+        "connectors": {"source": {"tasks_max": 2, "config": {"batch.max.records": str(BATCH),
+                                                             "replication.mode": "micro-batch"}}}, "spark": spark,
     }, format="json")
     assert response.status_code == 201, response.content
     request.addfinalizer(lambda: api.delete(f"/api/v1/mirrors/{name}/"))
