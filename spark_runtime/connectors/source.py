@@ -142,7 +142,11 @@ class SourceConnector(ReplicationModes, Connector):
                 self.topics = discovered
                 self._start_query()
             else:
-                self.topics = discovered
+                grown, self.topics = discovered != self.topics, discovered
+                if grown and self.mode is not None and self.mode.mode == replication_mode.REAL_TIME:
+                    log.info("source partitions added: restarting the real-time query")  # a task for each
+                    self._stop_query()
+                    self._start_query()
         if time.monotonic() >= self.next_acl_sync:
             self.next_acl_sync = time.monotonic() + self.remote_topics.acl_sync_interval
             self.remote_topics.sync_acls(sorted(self.topics))
