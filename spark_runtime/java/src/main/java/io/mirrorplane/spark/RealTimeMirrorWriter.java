@@ -147,9 +147,7 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
             }
             sink.finish(); // every acknowledgement, or the first send's failure
             if (syncTopic != null) {
-                sink.progress().values().forEach(PartitionProgress::promote);
-                awaitQueuedSyncs();
-                syncProducer(syncProducerConfig).flush();
+                commit(sink.progress().values());
                 if (syncFailure.get() != null) {
                     throw new IllegalStateException("writing offset syncs to " + syncTopic + " failed: "
                         + syncFailure.get(), syncFailure.get());
