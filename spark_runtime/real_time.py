@@ -58,6 +58,12 @@ def start(spark: Any, frame: Any, name: str, checkpoint: str, producer: Any, rem
     return StreamingQuery(query)
 
 
+def failure(spark: Any) -> str | None:
+    """The first failed send (or offset-sync write) of a real-time task in this JVM, or None."""
+    error = _writer_class(spark.sparkContext._jvm).failure()
+    return None if error is None else str(error)
+
+
 def progress(spark: Any) -> list[str]:
     """What this JVM's real-time tasks copied, per partition ("P" lines, see RealTimeMirrorWriter)."""
     text = str(_writer_class(spark.sparkContext._jvm).progress())

@@ -131,7 +131,8 @@ class ReplicationModes:
     def _commit_positions(self) -> None:
         """A real-time query in this JVM: every `offset.flush.interval.ms`, sync and flush its tasks'
         latest positions (MM2's commit), then record them beside the checkpoint, where a restart
-        after a crash goes on from (see checkpoint_store's positions)."""
+        after a crash goes on from (see checkpoint_store's positions). A task's failed send fails
+        the connector here, as MM2's task fails on its producer's error."""
         self.next_position_commit = time.monotonic() + self.settings.get_int("offset.flush.interval.ms") / 1000
         started = time.monotonic()
         self.progress.absorb_real_time(real_time.commit(self.spark))
@@ -139,6 +140,9 @@ class ReplicationModes:
         if positions:
             checkpoint_store.write_positions(self.spark, self.config.checkpoint_dir("source"), positions)
             self.gauges.committed((time.monotonic() - started) * 1000)
+        failure = real_time.failure(self.spark)
+        if failure:  # a quiet partition's task would report it only at its epoch's end
+            raise RuntimeError(failure)
 
     def _committed_positions(self, checkpoint: str, usable: bool) -> tuple[dict | None, dict | None]:
         """At start: (a handover, the positions) from the positions a real-time query committed

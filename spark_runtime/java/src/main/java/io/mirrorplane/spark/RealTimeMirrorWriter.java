@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.atomic.AtomicLong;
@@ -35,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * offset.flush.interval.ms}) and at the end of each epoch the latest acknowledged position of each
  * partition is synced too, as MM2 does when it commits. An epoch is only committed once its task has closed, and closing waits
  * for every acknowledgement: a task whose send failed fails, and the query restarts from the last
- * committed epoch (at least once).
+ * committed epoch (at least once). The driver's commit reports a failed send at once ({@link
+ * #failure()}), without waiting for the task's next record or its epoch's end.
  *
  * <p>What this JVM's tasks copied is kept per partition for the driver ({@link #progress()}): in
  * {@code local[N]} the tasks run in the driver's JVM, so the driver knows every position as it
@@ -50,6 +52,8 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
     private static final Map<String, PartitionProgress> OPEN = new ConcurrentHashMap<>();
     /** Per "topic\tpartition" after this JVM's finished epochs: last upstream, last downstream, records, bytes. */
     private static final Map<String, long[]> DONE = new ConcurrentHashMap<>();
+    /** The tasks running in this JVM: the driver's commit looks for a failed send among them. */
+    private static final Set<RealTimeMirrorWriter> RUNNING = ConcurrentHashMap.newKeySet();
     private static final Map<Map<String, String>, KafkaProducer<byte[], byte[]>> SYNC_PRODUCERS =
         new ConcurrentHashMap<>();
     private static final LinkedBlockingQueue<Runnable> SYNC_QUEUE = new CountingQueue();
@@ -110,6 +114,7 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
             syncs == null ? null : key -> emitter(syncs, key));
         known = 0;
         KafkaMirrorWriter.copyStarted();
+        RUNNING.add(this);
         return true;
     }
 
@@ -118,13 +123,9 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
         if (columns == null) {
             columns = new KafkaMirrorWriter.Columns(row.schema());
         }
-        if (sink.failure() != null) {
-            throw new IllegalStateException("producing to the target cluster failed: " + sink.failure(),
-                sink.failure());
-        }
-        if (syncFailure.get() != null) {
-            throw new IllegalStateException("writing offset syncs to " + syncTopic + " failed: " + syncFailure.get(),
-                syncFailure.get());
+        IllegalStateException error = error(sink.failure(), syncFailure.get(), syncTopic);
+        if (error != null) {
+            throw error;
         }
         Timestamp timestamp = row.isNullAt(columns.timestamp) ? null : row.getTimestamp(columns.timestamp);
         sink.send(row.getString(columns.topic), row.getInt(columns.partition), row.getLong(columns.offset),
@@ -148,12 +149,13 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
             sink.finish(); // every acknowledgement, or the first send's failure
             if (syncTopic != null) {
                 commit(sink.progress().values());
-                if (syncFailure.get() != null) {
-                    throw new IllegalStateException("writing offset syncs to " + syncTopic + " failed: "
-                        + syncFailure.get(), syncFailure.get());
+                IllegalStateException syncError = error(null, syncFailure.get(), syncTopic);
+                if (syncError != null) {
+                    throw syncError;
                 }
             }
         } finally {
+            RUNNING.remove(this);
             sink.progress().forEach((key, p) -> {
                 STATES.put(key, p.state());
                 DONE.merge(key, new long[] {p.lastUpstream(), p.lastDownstream(), p.records, p.bytes},
@@ -220,6 +222,32 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
                 }
             }
         }
+    }
+
+    /** A task's failure from its first failed record send, else its first failed offset-sync write; or null. */
+    static IllegalStateException error(Exception send, Exception sync, String syncTopic) {
+        if (send != null) {
+            return new IllegalStateException("producing to the target cluster failed: " + send, send);
+        }
+        if (sync != null) {
+            return new IllegalStateException("writing offset syncs to " + syncTopic + " failed: " + sync, sync);
+        }
+        return null;
+    }
+
+    /**
+     * The first failure of a task running in this JVM, or null. The driver asks at each commit: a
+     * task fails on its own only at its next record or at its epoch's end, which may be minutes away
+     * on a quiet partition.
+     */
+    public static String failure() {
+        for (RealTimeMirrorWriter task : RUNNING) {
+            IllegalStateException error = error(task.sink.failure(), task.syncFailure.get(), task.syncTopic);
+            if (error != null) {
+                return error.getMessage();
+            }
+        }
+        return null;
     }
 
     /** MM2's offset-sync key: the topic as a length-prefixed UTF-8 string, then the partition. */

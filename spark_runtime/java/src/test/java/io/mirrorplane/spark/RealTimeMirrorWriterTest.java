@@ -2,6 +2,8 @@ package io.mirrorplane.spark;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -25,6 +27,19 @@ class RealTimeMirrorWriterTest {
         assertEquals("zähler", new String(name, StandardCharsets.UTF_8), "the length counts UTF-8 bytes");
         assertEquals(70_000, key.getInt());
         assertEquals(0, key.remaining());
+    }
+
+    @Test
+    void aFailedRecordSendIsTheTasksErrorBeforeAFailedSyncWrite() {
+        Exception send = new org.apache.kafka.common.errors.TimeoutException("Expiring 1 record(s) for source.orders-0");
+        Exception sync = new org.apache.kafka.common.errors.TimeoutException("Expiring 1 record(s) for mm2-offset-syncs");
+
+        IllegalStateException error = RealTimeMirrorWriter.error(send, sync, "mm2-offset-syncs.target.internal");
+        assertEquals("producing to the target cluster failed: " + send, error.getMessage());
+        assertSame(send, error.getCause());
+        assertEquals("writing offset syncs to mm2-offset-syncs.target.internal failed: " + sync,
+            RealTimeMirrorWriter.error(null, sync, "mm2-offset-syncs.target.internal").getMessage());
+        assertNull(RealTimeMirrorWriter.error(null, null, null));
     }
 
     @Test
