@@ -13,18 +13,41 @@ log = logging.getLogger(__name__)
 
 def describe(mirror: Mirror) -> dict:
     """The whole status document of `GET /api/v1/mirrors/{name}/status/`."""
-    deployment = Deployment.objects.filter(mirror_name=mirror.name).first()
+    deployment, connectors = recorded_states(mirror)
     live = _trusted_live(mirror, deployment)
     return {
         "name": mirror.name,
         "generation": mirror.generation,
         "application": application_status(deployment, live),
-        "connectors": {c.kind: _connector(c, live) for c in mirror.connectors.all()},
+        "connectors": {c.kind: _connector(c, live) for c in connectors},
         "progress": progress(live),
         "link": metrics.link_health(mirror, live),
         "checkpoints": checkpoint_groups(live),
         "lag": metrics.latest_point(mirror.name, "lag"),
     }
+
+
+def recorded_states(mirror: Mirror, attempts: int = 3) -> tuple[Deployment | None, list[Connector]]:
+    """The application's record and its connectors' as one supervision pass left them.
+
+    A pass writes both in one transaction, but they are read in two queries, each its own snapshot
+    (SQLite; PostgreSQL's READ COMMITTED): a pass committing in between could show a failed
+    application beside connectors not yet failed. The application's record is read again after the
+    connectors; while it changed, both are read again.
+    """
+    deployment = Deployment.objects.filter(mirror_name=mirror.name).first()
+    connectors: list[Connector] = []
+    for _ in range(attempts):
+        connectors = list(Connector.objects.filter(mirror=mirror))
+        again = Deployment.objects.filter(mirror_name=mirror.name).first()
+        if _fields(again) == _fields(deployment):
+            break
+        deployment = again
+    return deployment, connectors
+
+
+def _fields(deployment: Deployment | None) -> tuple | None:
+    return tuple(getattr(deployment, f.attname) for f in Deployment._meta.concrete_fields) if deployment else None
 
 
 def connector_now(connector: Connector) -> observed.Observed:
