@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 PARTITIONS = 3
 
 
-@pytest.mark.parametrize(("records", "kills"), [(200_000, 1), (500_000, 3)])
+@pytest.mark.parametrize(("records", "kills"), [(200_000, 1), (300_000, 3)])
 def test_killed_driver_is_resubmitted_and_nothing_is_lost(api, devstack, control_plane, unique, figures,
                                                           records, kills):
     topic = f"backfill-{unique}"

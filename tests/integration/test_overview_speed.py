@@ -89,11 +89,12 @@ def seed(redis) -> tuple[dict, Applications]:
     minute_rows, hour_rows = [], []
     this_minute = datetime.fromtimestamp(now // 60 * 60, tz=UTC)
     minutes_kept = 48 * 60
+    minutes = [a_minute(i) for i in range(60)]  # an hour's variety, built once: rows share them
     for name in names:
-        minute_rows += [MetricMinute(mirror_name=name, minute=this_minute - timedelta(minutes=m), data=a_minute(m))
-                        for m in range(1, minutes_kept + 1)]
+        minute_rows += [MetricMinute(mirror_name=name, minute=this_minute - timedelta(minutes=m),
+                                     data=minutes[m % len(minutes)]) for m in range(1, minutes_kept + 1)]
         first_hour = (this_minute - timedelta(minutes=minutes_kept)).replace(minute=0)
-        hour_rows += [MetricHour(mirror_name=name, hour=first_hour - timedelta(hours=h), data=a_minute(h))
+        hour_rows += [MetricHour(mirror_name=name, hour=first_hour - timedelta(hours=h), data=minutes[h % len(minutes)])
                       for h in range(1, (DAYS * 24) - 48 + 1)]
     started = time.monotonic()
     MetricMinute.objects.bulk_create(minute_rows, batch_size=5000)
