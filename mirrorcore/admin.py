@@ -29,6 +29,7 @@ from mirrorcore.acl_sync import TopicAcl
 from mirrorcore.connection import ClusterConnection
 
 _T = TypeVar("_T")
+_METADATA_SLICE_SECONDS = 1.0
 
 # Connection errors that retrying will not cure: stop waiting and report them.
 REFUSED_ERRORS = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL})
@@ -100,6 +101,23 @@ class KafkaAdmin:
                 if time.monotonic() >= deadline:
                     raise
 
+    def _metadata(self) -> Any:
+        """`list_topics()` in short slices, serving error_cb between them: gives up at once when the
+        cluster refuses us (a wrong password fails in a second, not after the whole timeout)."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                return self.client.list_topics(timeout=max(0.01, min(_METADATA_SLICE_SECONDS,
+                                                                     deadline - time.monotonic())))
+            except KafkaException as error:
+                self.client.poll(0)
+                if self._connect_error is not None and self._connect_error.code() in REFUSED_ERRORS:
+                    raise KafkaException(self._connect_error) from None
+                no_answer = bool(error.args) and isinstance(error.args[0], KafkaError) \
+                    and error.args[0].code() in NO_ANSWER_ERRORS
+                if not no_answer or time.monotonic() >= deadline:
+                    raise
+
     def describe(self) -> ClusterInfo:
         try:
             result = self._wait(self.client.describe_cluster(request_timeout=self.timeout))
@@ -111,7 +129,7 @@ class KafkaAdmin:
     def topic_partitions(self) -> dict[str, int]:
         """Every topic of the cluster with its partition count."""
         try:
-            metadata = self.client.list_topics(timeout=self.timeout)
+            metadata = self._metadata()
         except Exception as error:
             raise ClusterError(self._reason(error)) from error
         return {name: len(topic.partitions) for name, topic in metadata.topics.items() if not topic.error}
@@ -121,7 +139,7 @@ class KafkaAdmin:
         if not topics:
             return {}
         try:
-            metadata = self.client.list_topics(timeout=self.timeout)
+            metadata = self._metadata()
         except Exception as error:
             raise ClusterError(self._reason(error)) from error
         return {t: len(metadata.topics[t].partitions) for t in topics
@@ -205,11 +223,13 @@ class KafkaAdmin:
         created = []
         for name, future in futures.items():
             try:
-                future.result(timeout=self.timeout)
+                self._wait(future)
                 created.append(name)
             except KafkaException as error:
                 if error.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                     raise ClusterError(f"creating topic {name!r} failed: {describe_error(error)}") from error
+            except concurrent.futures.TimeoutError as error:
+                raise ClusterError(f"creating topic {name!r} failed: {self._reason(error)}") from error
         return created
 
     def add_partitions(self, topics: dict[str, int]) -> None:
@@ -220,9 +240,11 @@ class KafkaAdmin:
         )
         for name, future in futures.items():
             try:
-                future.result(timeout=self.timeout)
+                self._wait(future)
             except KafkaException as error:
                 raise ClusterError(f"adding partitions to {name!r} failed: {describe_error(error)}") from error
+            except concurrent.futures.TimeoutError as error:
+                raise ClusterError(f"adding partitions to {name!r} failed: {self._reason(error)}") from error
 
     def end_offsets(self, partitions: list[tuple[str, int]], earliest: bool = False) -> dict[tuple[str, int], int]:
         """The next offset to be written of each partition (its log end), or with `earliest` its

@@ -7,6 +7,7 @@ log or in Spark's UI; a wrong password fails the connector with the broker's rea
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 
 import pytest
@@ -95,8 +96,14 @@ def test_wrong_password_fails_with_an_authentication_error(api, control_plane, s
     assert api.post("/api/v1/mirrors/", {"name": name, "source": "sasl", "target": "plain", "topics": "x",
                                          "connectors": {"source": {"auto_restart": {"max_restarts": 1}}}},
                     format="json").status_code == 201
+    running = wait_for_status(api, name, lambda s: s["application"]["state"] == "running"
+                              or s["connectors"]["source"]["state"] == "FAILED", 120)
+    started = time.monotonic()
     status = wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "FAILED", 120)
     error = status["connectors"]["source"]["error"]
     assert "authentication" in error.lower(), error
     assert "not-the-password" not in error
-    figures(f"wrong password: FAILED with {error[:160]!r}")
+    heartbeat = status["connectors"]["heartbeat"]
+    assert not heartbeat["error"].startswith("TimeoutError"), f"a reason, not a bare timeout: {heartbeat}"
+    failed_after = 0.0 if running["connectors"]["source"]["state"] == "FAILED" else time.monotonic() - started
+    figures(f"wrong password: FAILED {failed_after:.1f} s after the application ran, with {error[:160]!r}")
