@@ -45,6 +45,13 @@ class AclsUnavailable(ClusterError):
     """The cluster has no authorizer, or we may not describe its ACLs: ACL sync cannot run."""
 
 
+def _no_answer(error: BaseException) -> bool:
+    """A timeout, or a KafkaException that only says "no answer" (see NO_ANSWER_ERRORS)."""
+    return isinstance(error, concurrent.futures.TimeoutError) or (
+        isinstance(error, KafkaException) and bool(error.args) and isinstance(error.args[0], KafkaError)
+        and error.args[0].code() in NO_ANSWER_ERRORS)
+
+
 def describe_error(error: BaseException) -> str:
     if isinstance(error, KafkaException) and error.args and isinstance(error.args[0], KafkaError):
         kafka_error: KafkaError = error.args[0]
@@ -95,9 +102,7 @@ class KafkaAdmin:
             try:
                 return future.result(timeout=0.1)
             except concurrent.futures.TimeoutError:
-                self.client.poll(0)
-                if self._connect_error is not None and self._connect_error.code() in REFUSED_ERRORS:
-                    raise KafkaException(self._connect_error) from None
+                self._raise_if_refused()
                 if time.monotonic() >= deadline:
                     raise
 
@@ -110,13 +115,15 @@ class KafkaAdmin:
                 return self.client.list_topics(timeout=max(0.01, min(_METADATA_SLICE_SECONDS,
                                                                      deadline - time.monotonic())))
             except KafkaException as error:
-                self.client.poll(0)
-                if self._connect_error is not None and self._connect_error.code() in REFUSED_ERRORS:
-                    raise KafkaException(self._connect_error) from None
-                no_answer = bool(error.args) and isinstance(error.args[0], KafkaError) \
-                    and error.args[0].code() in NO_ANSWER_ERRORS
-                if not no_answer or time.monotonic() >= deadline:
+                self._raise_if_refused()
+                if not _no_answer(error) or time.monotonic() >= deadline:
                     raise
+
+    def _raise_if_refused(self) -> None:
+        """Serves error_cb; raises the connection error when the cluster refused us (see REFUSED_ERRORS)."""
+        self.client.poll(0)
+        if self._connect_error is not None and self._connect_error.code() in REFUSED_ERRORS:
+            raise KafkaException(self._connect_error) from None
 
     def describe(self) -> ClusterInfo:
         try:
@@ -269,10 +276,7 @@ class KafkaAdmin:
 
     def _reason(self, error: BaseException) -> str:
         self.client.poll(0)
-        no_answer = isinstance(error, concurrent.futures.TimeoutError) or (
-            isinstance(error, KafkaException) and bool(error.args) and isinstance(error.args[0], KafkaError)
-            and error.args[0].code() in NO_ANSWER_ERRORS)
-        if no_answer and self._connect_error is not None:
+        if _no_answer(error) and self._connect_error is not None:
             reason = describe_error(KafkaException(self._connect_error))
         else:
             reason = describe_error(error) or f"no answer within {self.timeout:g}s"
