@@ -123,7 +123,7 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
         if (columns == null) {
             columns = new KafkaMirrorWriter.Columns(row.schema());
         }
-        IllegalStateException error = error(sink.failure(), syncFailure.get(), syncTopic);
+        IllegalStateException error = error();
         if (error != null) {
             throw error;
         }
@@ -224,6 +224,11 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
         }
     }
 
+    /** This task's failure so far (see {@link #error(Exception, Exception, String)}), or null. */
+    private IllegalStateException error() {
+        return error(sink.failure(), syncFailure.get(), syncTopic);
+    }
+
     /** A task's failure from its first failed record send, else its first failed offset-sync write; or null. */
     static IllegalStateException error(Exception send, Exception sync, String syncTopic) {
         if (send != null) {
@@ -242,7 +247,7 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
      */
     public static String failure() {
         for (RealTimeMirrorWriter task : RUNNING) {
-            IllegalStateException error = error(task.sink.failure(), task.syncFailure.get(), task.syncTopic);
+            IllegalStateException error = task.error();
             if (error != null) {
                 return error.getMessage();
             }
