@@ -32,3 +32,7 @@ class Deployment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.mirror_name} ({self.state}, {self.engine} {self.application_id or '-'})"
+
+    def snapshot(self) -> tuple:
+        """Every recorded field but `updated_at`: equal snapshots are the same record."""
+        return tuple(getattr(self, f.attname) for f in Deployment._meta.concrete_fields if f.name != "updated_at")

@@ -133,7 +133,7 @@ class Reconciler:
         now = timezone.now()
         connectors = {c.kind: c for c in mirror.connectors.all()}
         deployment, _ = Deployment.objects.get_or_create(mirror_name=mirror.name)
-        before = _snapshot(deployment)
+        before = deployment.snapshot()
         for connector in connectors.values():
             self._auto_restart(connector, now)
         self._publish_desired(mirror, connectors, deployment)
@@ -155,7 +155,7 @@ class Reconciler:
         elif should_run:  # (an engine that cannot be asked fails the submission, with its reason)
             app = self._one_application(mirror.name, engine, (apps or {}).get(mirror.name, []), deployment)
             self._keep_running(mirror, engine, deployment, app, status, now, list(connectors.values()))
-            if deployment.application_id and _snapshot(deployment) != before:
+            if deployment.application_id and deployment.snapshot() != before:
                 self._publish_desired(mirror, connectors, deployment)
         else:
             if apps and apps.get(mirror.name) and not _exits_by_itself(deployment, status, now):
@@ -166,7 +166,7 @@ class Reconciler:
             deployment.consecutive_failures, deployment.next_attempt_at = 0, None
         status = observed.trusted_live(status, mirror.generation, deployment.state)  # not a dead one's last words
         with transaction.atomic():  # readers see the application's and its connectors' states together
-            if _snapshot(deployment) != before:
+            if deployment.snapshot() != before:
                 deployment.save()
             if deployment.state != previous_state:
                 events.transition(mirror=mirror.name, what="application", from_state=previous_state,
@@ -373,10 +373,6 @@ def restart_limit(connectors: list[Connector]) -> int | None:
         return 0
     limits = [c.max_restarts for c in running if c.auto_restart_enabled and c.max_restarts is not None]
     return min(limits) if limits else None
-
-
-def _snapshot(deployment: Deployment) -> tuple:
-    return tuple(getattr(deployment, f.attname) for f in Deployment._meta.concrete_fields if f.name != "updated_at")
 
 
 def _exits_by_itself(deployment: Deployment, status: dict | None, now: datetime) -> bool:

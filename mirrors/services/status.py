@@ -40,14 +40,14 @@ def recorded_states(mirror: Mirror, attempts: int = 3) -> tuple[Deployment | Non
     for _ in range(attempts):
         connectors = list(Connector.objects.filter(mirror=mirror))
         again = Deployment.objects.filter(mirror_name=mirror.name).first()
-        if _fields(again) == _fields(deployment):
+        if _snapshot(again) == _snapshot(deployment):
             break
         deployment = again
     return deployment, connectors
 
 
-def _fields(deployment: Deployment | None) -> tuple | None:
-    return tuple(getattr(deployment, f.attname) for f in Deployment._meta.concrete_fields) if deployment else None
+def _snapshot(deployment: Deployment | None) -> tuple | None:
+    return deployment.snapshot() if deployment else None
 
 
 def connector_now(connector: Connector) -> observed.Observed:
