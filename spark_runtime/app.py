@@ -166,30 +166,50 @@ def is_local_path(location: str) -> bool:
     return scheme in ("", "file")
 
 
-def build(config_path: str) -> MirrorApplication:
-    """Wire the real Spark session, Kafka admins and Redis client for one mirror."""
+def create_session(app_name: str, local_checkpoints: bool = True) -> Any:
+    """The mirror application's Spark session (`local_checkpoints`: its checkpoints are on this host's disk)."""
     from pyspark.sql import SparkSession
 
+    builder = (
+        SparkSession.builder.appName(app_name)
+        .config("spark.sql.redaction.options.regex", REDACTED_OPTIONS)
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.streaming.minBatchesToRetain", "20")
+    )
+    if local_checkpoints:  # HDFS keeps Spark's own (FileContext's atomic rename)
+        builder = builder.config("spark.sql.streaming.checkpointFileManagerClass", LOCAL_CHECKPOINT_FILES)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    return session
+
+
+def use_checkpoint_files(session: Any, local_checkpoints: bool) -> None:
+    """Choose, on a session already started, the checkpoint file manager `create_session` would have."""
+    if local_checkpoints:
+        session.conf.set("spark.sql.streaming.checkpointFileManagerClass", LOCAL_CHECKPOINT_FILES)
+    else:
+        session.conf.unset("spark.sql.streaming.checkpointFileManagerClass")
+
+
+def build(config_path: str, session: Any = None) -> MirrorApplication:
+    """Wire the real Spark session, Kafka admins and Redis client for one mirror.
+
+    `session`: a Spark session started already (a standby driver's); otherwise one is created while
+    the connectors prepare Kafka.
+    """
     config = MirrorConfig.load(config_path)
     found = config.refused()
     if found:  # the control plane checks before submitting: this is the second line
         return refused_application(config, redis.Redis.from_url(config.redis_url), found)
 
-    def create_session() -> Any:
-        builder = (
-            SparkSession.builder.appName(f"mirrorplane-{config.name}")
-            .config("spark.sql.redaction.options.regex", REDACTED_OPTIONS)
-            .config("spark.sql.shuffle.partitions", "1")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.streaming.minBatchesToRetain", "20")
-        )
-        if is_local_path(config.checkpoint_location):  # HDFS keeps Spark's own (FileContext's atomic rename)
-            builder = builder.config("spark.sql.streaming.checkpointFileManagerClass", LOCAL_CHECKPOINT_FILES)
-        session = builder.getOrCreate()
-        session.sparkContext.setLogLevel("WARN")
-        return session
-
-    spark = DeferredSession(create_session)  # the connectors' Kafka preparation overlaps Spark's start
+    local_checkpoints = is_local_path(config.checkpoint_location)
+    if session is not None:
+        use_checkpoint_files(session, local_checkpoints)
+        spark = session
+    else:
+        # the connectors' Kafka preparation overlaps Spark's start
+        spark = DeferredSession(lambda: create_session(f"mirrorplane-{config.name}", local_checkpoints))
     client = redis.Redis.from_url(config.redis_url)
     connectors: dict[str, Connector] = {}
     lag = None
@@ -224,12 +244,23 @@ def _recorder(client: Any, mirror: str, name: str) -> Callable[[dict, float], No
     return record
 
 
+USAGE = "usage: spark-submit spark_runtime/main.py --config=PATH | --standby=FOLDER"
+
+
 def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if len(argv) != 2 or not argv[1].startswith("--config="):
-        print("usage: spark-submit spark_runtime/main.py --config=PATH", flush=True)
+    option, _, value = (argv[1] if len(argv) == 2 else "").partition("=")
+    if option == "--standby" and value:
+        from spark_runtime.standby import serve
+
+        return serve(value)
+    if option != "--config" or not value:
+        print(USAGE, flush=True)
         return 2
-    app = build(argv[1].split("=", 1)[1])
+    return run(build(value))
+
+
+def run(app: MirrorApplication) -> int:
     try:
         app.run()
     finally:

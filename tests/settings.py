@@ -15,3 +15,5 @@ CHECKPOINT_ROOT = (DATA_DIR / "checkpoints").as_uri()
 DATABASES["default"]["NAME"] = DB_PATH
 DATABASES["default"]["TEST"] = {"NAME": TEST_DB_PATH}
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
+# Supervision passes run in the test process start no standby driver unless a test asks for one.
+STANDBY_DRIVERS = 0

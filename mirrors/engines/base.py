@@ -78,6 +78,9 @@ class Engine(ABC):
     def submit(self, mirror: Mirror) -> Application:
         """Start the mirror's application at its current generation; raises EngineError with the reason."""
 
+    def maintain(self) -> None:  # noqa: B027 - an optional hook: most engines have nothing to keep
+        """Housekeeping at the end of each supervision pass (the local engine keeps standby drivers)."""
+
     @abstractmethod
     def kill(self, application: Application) -> None:
         """Stop the application (gracefully where the engine can), and make sure it is gone."""

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from controlplane.infra import processes
 from mirrors.engines.base import Application, Engine, Outcome
 from mirrors.models import Mirror
-from mirrors.services import runtime
+from mirrors.services import runtime, standby
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +40,12 @@ class LocalEngine(Engine):
         return result
 
     def submit(self, mirror: Mirror) -> Application:
-        pid = runtime.submit(mirror)
+        job = runtime.prepare(mirror)
+        pid = standby.claim(mirror, job) or runtime.start(mirror.name, job)
         return Application(id=str(pid), mirror=mirror.name, generation=mirror.generation, state="SUBMITTED", pid=pid)
+
+    def maintain(self) -> None:
+        standby.maintain()
 
     def kill(self, application: Application) -> None:
         runtime.stop(application.mirror, runtime.AppProcesses({int(application.id): [int(application.id)]}))

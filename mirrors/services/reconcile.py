@@ -111,6 +111,11 @@ class Reconciler:
         for mirror in mirrors:
             engine = self.engines.for_mirror(mirror)
             self.reconcile_mirror(mirror, engine, live)
+        for name in sorted(in_use):
+            try:
+                self.engines.get(name).maintain()
+            except OSError as error:
+                log.warning("the %s engine's housekeeping failed: %s", name, error)
 
     def _forget(self, deployment: Deployment, engine: Engine) -> None:
         """A deleted mirror whose application is gone: its checkpoints, state and folder go too. A

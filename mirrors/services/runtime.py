@@ -8,6 +8,7 @@ command line. Cluster mode (YARN) uses the same configuration and resources, see
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -19,7 +20,7 @@ from django.conf import settings
 
 from controlplane.infra import class_archive, hadoop_fs, processes
 from controlplane.infra import spark as spark_jars
-from mirrorcore import local_master
+from mirrorcore import local_master, standby_folder
 from mirrorcore.overrides import with_kafka_system_properties
 from mirrors.models import Mirror
 from mirrors.services.overrides import installation_policy
@@ -77,19 +78,46 @@ def marker(name: str) -> str:
     return f"--config={work_dir(name) / APP_CONFIG}"
 
 
+def standby_root() -> Path:
+    """Where standby drivers keep their folders (mirrorcore.standby_folder)."""
+    return settings.DATA_DIR / "standby"
+
+
 def running_apps() -> dict[str, AppProcesses]:
+    """Each mirror's processes: those started for it, and standby drivers it claimed."""
     prefix = f"--config={mirrors_dir()}/"
+    standby_prefix = standby_folder.marker(f"{standby_root()}/")
     apps: dict[str, AppProcesses] = {}
-    for pid in processes.find_processes(prefix):
+    for pid in processes.find_processes(prefix) + processes.find_processes(standby_prefix):
         line = processes.cmdline(pid)  # read again: the process may have exited since it was listed
-        if prefix not in line:
+        if prefix in line:
+            name: str | None = line.split(prefix, 1)[1].split("/", 1)[0]
+        elif standby_prefix in line:
+            name = _claimed_by(line)
+        else:
             continue
-        name = line.split(prefix, 1)[1].split("/", 1)[0]
         pgid = _group_of(pid)
-        if pgid is None:
+        if name is None or pgid is None:
             continue
         apps.setdefault(name, AppProcesses()).groups.setdefault(pgid, []).append(pid)
     return apps
+
+
+def _claimed_by(line: str) -> str | None:
+    """The mirror that claimed the standby driver with this command line; None while unclaimed."""
+    folder = standby_folder.folder_on_command_line(line)
+    claim = standby_folder.read_claim(folder) if folder else None
+    return claim.mirror if claim else None
+
+
+def owner_marker(name: str, pid: int) -> str:
+    """What `pid`'s command line must hold to be the mirror's: its configuration path, or the folder of
+    a standby driver it claimed."""
+    line = processes.cmdline(pid)
+    folder = standby_folder.folder_on_command_line(line)
+    if folder is not None and _claimed_by(line) == name:
+        return standby_folder.marker(folder)
+    return marker(name)
 
 
 def checkpoint_location(name: str) -> str:
@@ -240,23 +268,55 @@ def driver_java_options(mirror: Mirror, inherited: str = "") -> str:
     return " ".join(options.split())
 
 
-def submit(mirror: Mirror) -> int:
-    """Start the mirror's application; returns the driver's pid (leader of its process group)."""
-    folder = work_dir(mirror.name)
-    config_path = write_app_config(mirror, folder / APP_CONFIG)
+@dataclass(frozen=True)
+class Launch:
+    """A client-mode driver's command line and environment."""
+
+    argv: list[str]
+    env: dict[str, str]
+
+    @property
+    def key(self) -> str:
+        """What the driver is started with, less what names its mirror (`--name`, the last argument):
+        equal keys, interchangeable processes (a standby driver can serve the mirror)."""
+        argv = list(self.argv[:-1])
+        if "--name" in argv:
+            del argv[argv.index("--name"):argv.index("--name") + 2]
+        text = json.dumps([argv, self.env.get("SPARK_SUBMIT_OPTS", "")])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def launch(mirror: Mirror, config_path: Path) -> Launch:
+    """How the mirror's driver is started here, reading its configuration from `config_path`."""
     jars = spark_jars.runtime_jars()
     argv = submit_argv(mirror, config_path, jars)
     inherited = os.environ.get("SPARK_SUBMIT_OPTS", "")
     options = [inherited, driver_java_options(mirror, inherited), class_archive.jvm_options(jars)]
     env = spark_jars.submit_env(dict(os.environ, SPARK_SUBMIT_OPTS=" ".join(filter(None, options))))
-    return processes.spawn(argv, folder / DRIVER_LOG, env=env, cwd=folder).pid
+    return Launch(argv, env)
+
+
+def prepare(mirror: Mirror) -> Launch:
+    """Write the mirror's configuration into its folder; returns how its driver is started."""
+    return launch(mirror, write_app_config(mirror, work_dir(mirror.name) / APP_CONFIG))
+
+
+def start(mirror_name: str, job: Launch) -> int:
+    """Start the driver; returns its pid (leader of its process group)."""
+    folder = work_dir(mirror_name)
+    return processes.spawn(job.argv, folder / DRIVER_LOG, env=job.env, cwd=folder).pid
+
+
+def submit(mirror: Mirror) -> int:
+    """Start the mirror's application in a driver of its own; returns the driver's pid."""
+    return start(mirror.name, prepare(mirror))
 
 
 def stop(name: str, app: AppProcesses) -> None:
     """SIGTERM each submission's process group, SIGKILL what is left after the grace period."""
     for pids in app.groups.values():
         for pid in pids:
-            processes.terminate(pid, marker(name), grace_seconds=10)
+            processes.terminate(pid, owner_marker(name, pid), grace_seconds=10)
 
 
 def driver_log_tail(name: str, lines: int = 20) -> str:

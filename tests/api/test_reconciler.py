@@ -11,7 +11,7 @@ from django.utils import timezone
 from mirrorcore import channel
 from mirrors.engines import local as local_engine
 from mirrors.models import Cluster, Connector, Deployment
-from mirrors.services import metrics, observed, runtime
+from mirrors.services import metrics, observed, runtime, standby
 from mirrors.services import status as status_module
 from mirrors.services.mirrors import create_mirror, update_mirror
 from mirrors.services.reconcile import Reconciler, backoff_seconds
@@ -29,7 +29,9 @@ class FakeProcesses:
         self.stopped: list[tuple[str, list[int]]] = []
         self.next_pid = 1000
         monkeypatch.setattr(runtime, "running_apps", lambda: {k: v for k, v in self.apps.items() if v.groups})
-        monkeypatch.setattr(runtime, "submit", self.submit)
+        monkeypatch.setattr(runtime, "prepare", lambda mirror: mirror)  # the fake start needs the mirror only
+        monkeypatch.setattr(runtime, "start", lambda name, mirror: self.submit(mirror))
+        monkeypatch.setattr(standby, "claim", lambda mirror, job: None)
         monkeypatch.setattr(runtime, "stop", self.stop)
         monkeypatch.setattr(local_engine.processes, "reap", lambda pid: None)
         monkeypatch.setattr(runtime, "_group_of", lambda pid: None)  # fake pids are never real processes

@@ -18,7 +18,7 @@ from controlplane.infra import processes
 from devstack.hadoop import HadoopCluster
 from devstack.hadoop_config import LOOPBACK_SPARK_CONF
 from devstack.stack import Devstack
-from mirrors.services import runtime
+from mirrors.services import runtime, standby
 from mirrors.services.redis_client import get_redis, use_redis
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,6 +71,9 @@ def control_plane(devstack, django_db_setup, django_db_blocker):
         MIRRORPLANE_REDIS_URL=devstack.redis_url,
         MIRRORPLANE_RECONCILE_SECONDS="1",
         MIRRORPLANE_SPARK_DRIVER_MEMORY="768m",
+        # Standby drivers have tests of their own (test_standby_drivers): elsewhere each mirror starts
+        # a driver of its own, so no standby's start competes with a test's traffic for the cores.
+        MIRRORPLANE_STANDBY_DRIVERS="0",
         # The YARN test bed's client configuration, there once a test asks for `yarn_cluster`.
         HADOOP_CONF_DIR=str(devstack.root / "hadoop" / "conf"),
         MIRRORPLANE_YARN_SPARK_CONF=json.dumps(LOOPBACK_SPARK_CONF),
@@ -119,7 +122,19 @@ def control_plane(devstack, django_db_setup, django_db_blocker):
         finally:
             plane["pid"] = processes.spawn(argv, log, env=env, cwd=ROOT).pid
 
+    @contextlib.contextmanager
+    def worker_with(**overrides: str):
+        """The worker replaced, for a while, by one with `overrides` in its environment (same data folder)."""
+        processes.terminate(plane["pid"], "celery", grace_seconds=15)
+        plane["pid"] = processes.spawn(argv, log, env=env | overrides, cwd=ROOT).pid
+        try:
+            yield
+        finally:
+            processes.terminate(plane["pid"], "celery", grace_seconds=15)
+            plane["pid"] = processes.spawn(argv, log, env=env, cwd=ROOT).pid
+
     plane["restart_worker"] = restart_worker
+    plane["worker_with"] = worker_with
     plane.update(kill_worker=kill_worker, start_worker=start_worker, spawn_worker=spawn_worker,
                  stop_worker=stop_worker)
     plane["stopped"] = stopped
@@ -129,6 +144,7 @@ def control_plane(devstack, django_db_setup, django_db_blocker):
         processes.terminate(plane["pid"], "celery", grace_seconds=15)
         for name, app in runtime.running_apps().items():
             runtime.stop(name, app)
+        standby.stop_all()
 
 
 @pytest.fixture

@@ -109,6 +109,16 @@ def wait_for_topic(bootstrap: str, topic: str, timeout: float) -> dict[int, int]
     raise AssertionError(f"topic {topic} did not appear within {timeout}s")
 
 
+def wait_for_first_record(bootstrap: str, topic: str, timeout: float, poll: float = 0.05) -> float:
+    """The moment (time.monotonic) `topic` was first seen holding a record, watched every `poll` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(end_offsets(bootstrap, topic).values()):
+            return time.monotonic()
+        time.sleep(poll)
+    raise AssertionError(f"no record on {topic} within {timeout}s")
+
+
 def consume_all(bootstrap: str, topic: str, expected: int, timeout: float) -> dict[int, list[Record]]:
     """Every record of `topic` from the beginning, per partition, until `expected` arrived or time ran out."""
     deadline = time.monotonic() + timeout

@@ -28,7 +28,7 @@ from controlplane.infra import processes
 from devstack.hadoop_config import LOOPBACK_SPARK_CONF
 from devstack.stack import Devstack
 from mirrors.models import Mirror
-from mirrors.services import demo, runtime
+from mirrors.services import demo, runtime, standby
 from mirrors.services.demo import MIRROR
 from mirrors.services.observed import live_status
 
@@ -148,6 +148,7 @@ class Command(BaseCommand):
         for name, app in runtime.running_apps().items():
             runtime.stop(name, app)
             self._say(f"stopped the Spark application of {name} (pids {sorted(app.groups)})")
+        standby.stop_all()
         # From the state file: what `prepare` started even if it failed half-way.
         for item in Devstack.load(self.stack.root).down():
             self._say(f"stopped {item}")

@@ -1,0 +1,79 @@
+"""The folder through which the control plane hands a mirror to a standby driver.
+
+A standby driver is a mirror application's process started before any mirror needs it: its Spark
+session is up, and it waits for a claim. Its folder holds:
+
+- `launch.json`: written by the control plane before it starts the process, with the launch key (what
+  the process was started with: master, memory, jars, JVM options), so a mirror is handed only to
+  a standby started as its own application would be;
+- `ready`: written by the driver once its Spark session is up;
+- `claim.json`: written by the control plane, once and whole, naming the mirror and its
+  configuration file; the driver then runs that mirror's application, and exits with it;
+- `driver.log`: the process's output (the claimed mirror's folder links to it).
+
+Both sides import these names from here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+LAUNCH = "launch.json"
+READY = "ready"
+CLAIM = "claim.json"
+LOG = "driver.log"
+FLAG = "--standby="
+
+
+@dataclass(frozen=True)
+class Claim:
+    mirror: str
+    config: str
+
+
+def marker(folder: Path | str) -> str:
+    """The argument on a standby driver's command line that names its folder."""
+    return f"{FLAG}{folder}"
+
+
+def folder_on_command_line(line: str) -> Path | None:
+    """The standby folder a process's command line names, if it is a standby driver."""
+    if FLAG not in line:
+        return None
+    value = line.split(FLAG, 1)[1].split(" ", 1)[0]
+    return Path(value) if value else None
+
+
+def read_claim(folder: Path) -> Claim | None:
+    """The claim written into `folder`, None while there is none (or it cannot be read whole)."""
+    try:
+        data = json.loads((folder / CLAIM).read_text())
+        return Claim(mirror=str(data["mirror"]), config=str(data["config"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_claim(folder: Path, claim: Claim) -> bool:
+    """Write the claim whole and only if `folder` has none: True when this call made it.
+
+    The content goes to a private file first, hard-linked to its name, which fails if the name
+    exists: of two claimants, one wins, and the driver never reads half a claim.
+    """
+    partial = folder / f".{CLAIM}.{os.getpid()}.partial"
+    try:
+        partial.write_text(json.dumps({"mirror": claim.mirror, "config": claim.config}))
+        os.link(partial, folder / CLAIM)
+        return True
+    except (FileExistsError, FileNotFoundError):  # claimed already, or the folder was removed
+        return False
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text)
+    partial.replace(path)

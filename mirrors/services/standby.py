@@ -1,0 +1,230 @@
+"""Standby drivers for the local engine: mirror applications started before their mirror.
+
+A local driver takes ten seconds or more to start (spark-submit's JVM, PySpark, a SparkSession);
+a mirror waits for none of it when a standby driver is ready. Each supervision pass keeps
+MIRRORPLANE_STANDBY_DRIVERS of them waiting, started as a mirror without Spark settings of its
+own would be (same master, memory, jars and JVM options: the launch key). A mirror whose launch
+key is the standby's claims it (mirrorcore.standby_folder) and its application runs at once; any
+other mirror, or a pass that finds no standby ready, starts a driver of its own as before.
+
+A claimed standby is the mirror's driver in every respect: the process table shows it as the
+mirror's (mirrors.services.runtime), it is stopped and killed the same way, and the mirror's
+folder links to its log.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+
+from controlplane.infra import processes
+from mirrorcore import standby_folder
+from mirrors.models import Mirror
+from mirrors.services import runtime
+
+log = logging.getLogger(__name__)
+
+# A standby that died before it was ready is kept this long (its log with it) before the next is started.
+RETRY_SECONDS = 60.0
+# The next standby starts this long after a claim: its start would take the cores from the claimant's.
+REFILL_AFTER_SECONDS = 20.0
+TEMPLATE_NAME = "standby"
+
+
+@dataclass
+class Standby:
+    folder: Path
+    pids: list[int] = field(default_factory=list)  # live processes naming the folder
+
+    @property
+    def leader(self) -> int | None:
+        """The spark-submit process the pool started (its process group's leader)."""
+        try:
+            return int((self.folder / "pid").read_text())
+        except (OSError, ValueError):
+            return None
+
+    @property
+    def alive(self) -> bool:
+        """Some process names the folder, or the leader runs (just started, its command line not yet readable)."""
+        leader = self.leader
+        return bool(self.pids) or bool(leader and processes.is_alive(leader, standby_folder.marker(self.folder)))
+
+    @property
+    def ready(self) -> bool:
+        return (self.folder / standby_folder.READY).exists()
+
+    @property
+    def claim(self) -> standby_folder.Claim | None:
+        return standby_folder.read_claim(self.folder)
+
+    @property
+    def key(self) -> str:
+        try:
+            return (self.folder / standby_folder.LAUNCH).read_text().strip()
+        except OSError:
+            return ""
+
+    @property
+    def claimed_seconds_ago(self) -> float | None:
+        try:
+            return time.time() - (self.folder / standby_folder.CLAIM).stat().st_mtime
+        except OSError:
+            return None
+
+    @property
+    def age(self) -> float:
+        try:
+            return time.time() - self.folder.stat().st_mtime
+        except OSError:
+            return 0.0
+
+
+def standbys() -> list[Standby]:
+    """Every standby folder with the live processes that name it, oldest first."""
+    root = runtime.standby_root()
+    if not root.is_dir():
+        return []
+    found = {folder: Standby(folder) for folder in sorted(root.iterdir(), key=_started) if folder.is_dir()}
+    for pid in processes.find_processes(standby_folder.marker(f"{root}/")):
+        folder = standby_folder.folder_on_command_line(processes.cmdline(pid))
+        if folder in found:
+            found[folder].pids.append(pid)
+    return list(found.values())
+
+
+def _started(folder: Path) -> float:
+    try:
+        return folder.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def template_launch(folder: Path) -> runtime.Launch:
+    """How a standby is started: as a mirror without Spark settings of its own, told to wait in `folder`."""
+    job = runtime.launch(Mirror(name=TEMPLATE_NAME, spark={}), folder / runtime.APP_CONFIG)
+    argv = [*job.argv[:-1], standby_folder.marker(folder)]
+    argv[argv.index("--name") + 1] = f"mirrorplane-standby-{folder.name}"
+    return runtime.Launch(argv, job.env)
+
+
+def wanted() -> int:
+    """How many standbys to keep: none when the installation's mirrors run on YARN by default."""
+    if settings.STANDBY_DRIVERS <= 0 or settings.SPARK_MASTER == "yarn":
+        return 0
+    return settings.STANDBY_DRIVERS
+
+
+def maintain() -> None:
+    """Clear away dead standbys, stop unclaimed ones started otherwise than mirrors are now, and start
+    standbys until `wanted()` are up or starting."""
+    count = wanted()
+    pool = standbys()
+    if not pool and count == 0:
+        return
+    key = template_launch(runtime.standby_root() / "probe").key
+    waiting: list[Standby] = []
+    failed_recently = False
+    for standby in pool:
+        if not standby.alive:
+            failed_recently |= _clear(standby)
+        elif standby.claim is None:
+            if standby.key == key and len(waiting) < count:
+                waiting.append(standby)
+            else:
+                log.info("stopping standby driver %s (%s)", standby.folder.name,
+                         "no longer wanted" if standby.key == key else "started with other settings")
+                _stop(standby)
+    claimed_recently = any((s.claimed_seconds_ago or REFILL_AFTER_SECONDS) < REFILL_AFTER_SECONDS for s in pool)
+    if failed_recently or claimed_recently:
+        return
+    for _ in range(count - len(waiting)):
+        start()
+
+
+def _clear(standby: Standby) -> bool:
+    """Remove a dead standby's folder; True while one that died unready is kept, holding back the next."""
+    leader = standby.leader
+    if leader:
+        processes.reap(leader)
+    if standby.claim is None and not standby.ready and standby.age < RETRY_SECONDS:
+        if not (standby.folder / "reported").exists():
+            (standby.folder / "reported").touch()
+            tail = _log_tail(standby.folder)
+            log.warning("standby driver %s exited before it was ready; the next one starts in %.0f s:\n%s",
+                        standby.folder.name, RETRY_SECONDS, tail)
+        return True
+    shutil.rmtree(standby.folder, ignore_errors=True)
+    return False
+
+
+def _log_tail(folder: Path, lines: int = 8) -> str:
+    try:
+        return "\n".join((folder / standby_folder.LOG).read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def _stop(standby: Standby) -> None:
+    marker = standby_folder.marker(standby.folder)
+    for pid in standby.pids:
+        processes.terminate(pid, marker, grace_seconds=10)
+    shutil.rmtree(standby.folder, ignore_errors=True)
+
+
+def start() -> Path:
+    """Start one standby driver; returns its folder."""
+    folder = runtime.standby_root() / uuid.uuid4().hex[:12]
+    folder.mkdir(parents=True, mode=0o700)
+    job = template_launch(folder)
+    standby_folder.write_atomically(folder / standby_folder.LAUNCH, job.key)
+    pid = processes.spawn(job.argv, folder / standby_folder.LOG, env=job.env, cwd=folder).pid
+    standby_folder.write_atomically(folder / "pid", str(pid))
+    log.info("started standby driver %s (pid %d)", folder.name, pid)
+    return folder
+
+
+def claim(mirror: Mirror, job: runtime.Launch) -> int | None:
+    """Hand the mirror to a ready standby started as `job` would start its driver; returns the standby's
+    pid (now the mirror's driver), or None when none can take it."""
+    for standby in standbys():
+        leader = standby.leader
+        if not (standby.alive and standby.ready and standby.key == job.key and leader):
+            continue
+        config = job.argv[-1].split("=", 1)[1]
+        if not standby_folder.write_claim(standby.folder, standby_folder.Claim(mirror.name, config)):
+            continue  # another pass claimed it just now
+        if not processes.is_alive(leader, standby_folder.marker(standby.folder)):
+            continue  # it died as it was claimed: the pool clears it away
+        _link_log(standby.folder / standby_folder.LOG, runtime.work_dir(mirror.name) / runtime.DRIVER_LOG)
+        log.info("mirror %s: standby driver %s (pid %d) runs its application", mirror.name,
+                 standby.folder.name, leader)
+        return leader
+    return None
+
+
+def _link_log(standby_log: Path, mirror_log: Path) -> None:
+    """Make the standby's log the mirror's driver log; the previous one is kept beside it."""
+    mirror_log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if mirror_log.exists() or mirror_log.is_symlink():
+        mirror_log.replace(mirror_log.with_name(f"{mirror_log.stem}.previous{mirror_log.suffix}"))
+    try:
+        os.link(standby_log, mirror_log)
+    except OSError:  # another file system: a symbolic link, valid while the standby's folder is there
+        mirror_log.symlink_to(standby_log)
+
+
+def stop_all() -> None:
+    """Stop every unclaimed standby (claimed ones are their mirrors' drivers)."""
+    for standby in standbys():
+        if standby.claim is None:
+            _stop(standby)
+        elif not standby.alive:
+            shutil.rmtree(standby.folder, ignore_errors=True)

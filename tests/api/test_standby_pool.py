@@ -1,0 +1,184 @@
+"""The standby pool's rules on real processes: a small Python program stands in for the Spark driver
+(it writes `ready`, waits for a claim and then runs until stopped, as spark_runtime.standby does);
+tests/integration/test_standby_drivers.py runs the real one."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from django.test import override_settings
+
+from controlplane.infra import class_archive, processes
+from controlplane.infra import spark as spark_jars
+from mirrorcore import standby_folder
+from mirrors.models import Mirror
+from mirrors.services import runtime, standby
+from tests.integration.waiting import wait_for
+
+pytestmark = pytest.mark.django_db
+
+# Ready at once (or after `delay` s; `exit` makes it die unready), then waits for a claim like the real one.
+DRIVER = """
+import os, sys, time
+from pathlib import Path
+from spark_runtime.standby import wait_for_claim
+folder, delay = Path(sys.argv[-1].split("=", 1)[1]), float(os.environ["STANDBY_DELAY"])
+if delay < 0:
+    sys.exit(1)
+time.sleep(delay)
+(folder / "ready").write_text("1")
+if wait_for_claim(folder, lambda: False) is not None:
+    time.sleep(120)
+"""
+
+
+@pytest.fixture
+def fake_driver(settings, tmp_path, monkeypatch):
+    """Standbys are the program above; returns a setter for its start-up delay (negative: it dies)."""
+    settings.DATA_DIR = tmp_path / "data"
+    behaviour = {"delay": 0.0, "key": "k1"}
+
+    def template_launch(folder: Path) -> runtime.Launch:
+        env = {"PYTHONPATH": str(spark_jars.ENTRY_POINT.parents[1]), "STANDBY_DELAY": str(behaviour["delay"])}
+        return runtime.Launch([*job_for(behaviour["key"]).argv[:-1], standby_folder.marker(folder)],
+                              env | {"SPARK_SUBMIT_OPTS": behaviour["key"]})
+
+    monkeypatch.setattr(standby, "template_launch", template_launch)
+    yield behaviour
+    for item in standby.standbys():
+        for pid in item.pids:
+            processes.terminate(pid, standby_folder.marker(item.folder), grace_seconds=2)
+
+
+def ready(pool: list[standby.Standby]) -> list[standby.Standby]:
+    return [s for s in pool if s.alive and s.ready and s.claim is None]
+
+
+def job_for(key: str, config: str = "/data/mirrors/m1/app.json") -> runtime.Launch:
+    """How a mirror's driver would start; `key` stands for its settings (the standby's are `fake_driver`'s)."""
+    return runtime.Launch([sys.executable, "-c", DRIVER, f"--config={config}"], {"SPARK_SUBMIT_OPTS": key})
+
+
+@override_settings(STANDBY_DRIVERS=1)
+def test_the_pool_keeps_the_wanted_number_started(fake_driver):
+    standby.maintain()
+    [first] = wait_for(lambda: ready(standby.standbys()), 20, "a ready standby")
+    assert first.key == job_for("k1").key and first.leader in first.pids
+    standby.maintain()
+    standby.maintain()
+    assert [s.folder for s in standby.standbys()] == [first.folder]
+
+
+@override_settings(STANDBY_DRIVERS=1)
+def test_a_claimed_standby_is_the_mirrors_driver_and_is_stopped_as_such(fake_driver):
+    standby.maintain()
+    [waiting] = wait_for(lambda: ready(standby.standbys()), 20, "a ready standby")
+    mirror = Mirror(name="m1")
+    (runtime.work_dir("m1")).mkdir(parents=True)
+    (runtime.work_dir("m1") / runtime.DRIVER_LOG).write_text("the previous driver's log\n")
+
+    assert standby.claim(mirror, job_for("k2")) is None, "another launch key: not this standby"
+    pid = standby.claim(mirror, job_for("k1"))
+
+    assert pid == waiting.leader
+    assert waiting.claim == standby_folder.Claim("m1", "/data/mirrors/m1/app.json")
+    assert standby.claim(Mirror(name="m2"), job_for("k1")) is None, "claimed once only"
+    apps = runtime.running_apps()
+    assert apps["m1"].drivers == [pid] and set(apps) == {"m1"}
+    assert runtime.owner_marker("m1", pid) == standby_folder.marker(waiting.folder)
+    assert runtime.owner_marker("m2", pid) == runtime.marker("m2")
+    log = runtime.work_dir("m1") / runtime.DRIVER_LOG
+    assert log.stat().st_ino == (waiting.folder / standby_folder.LOG).stat().st_ino
+    assert (runtime.work_dir("m1") / "driver.previous.log").read_text() == "the previous driver's log\n"
+
+    # No refill right after a claim: the next standby's start would take the cores from the claimant.
+    standby.maintain()
+    assert [s.folder for s in standby.standbys()] == [waiting.folder]
+
+    runtime.stop("m1", apps["m1"])
+    assert not processes.exists(pid)
+    standby.maintain()
+    assert not waiting.folder.exists(), "a dead claimed standby's folder is cleared"
+
+
+@override_settings(STANDBY_DRIVERS=1)
+def test_a_standby_started_with_other_settings_is_replaced(fake_driver):
+    standby.maintain()
+    [old] = wait_for(lambda: ready(standby.standbys()), 20, "a ready standby")
+    old_pid = old.leader
+    fake_driver["key"] = "k2"  # the installation's settings changed: mirrors now launch otherwise
+    standby.maintain()
+    assert not old.folder.exists() and not processes.exists(old_pid)
+    [new] = wait_for(lambda: ready(standby.standbys()), 20, "a ready standby with the new settings")
+    assert new.key == job_for("k2").key
+
+
+@override_settings(STANDBY_DRIVERS=1)
+def test_a_standby_that_dies_unready_holds_back_the_next(fake_driver, monkeypatch, caplog):
+    fake_driver["delay"] = -1
+    standby.maintain()
+    [dead] = standby.standbys()
+    wait_for(lambda: not standby.standbys()[0].alive, 20, "the standby to die")
+    standby.maintain()
+    standby.maintain()
+    assert [s.folder for s in standby.standbys()] == [dead.folder], "kept, and no next one yet"
+    assert sum("exited before it was ready" in r.message for r in caplog.records) == 1
+
+    monkeypatch.setattr(standby, "RETRY_SECONDS", 0.0)
+    fake_driver["delay"] = 0.0
+    standby.maintain()
+    assert not dead.folder.exists()
+    wait_for(lambda: ready(standby.standbys()), 20, "the next standby")
+
+
+@override_settings(STANDBY_DRIVERS=0)
+def test_none_wanted_stops_the_unclaimed_and_leaves_the_claimed(fake_driver):
+    with override_settings(STANDBY_DRIVERS=2):
+        standby.maintain()
+        first, second = wait_for(lambda: ready(standby.standbys()) if len(ready(standby.standbys())) == 2
+                                 else None, 20, "two ready standbys")
+    second_pid = second.leader
+    assert standby.claim(Mirror(name="m1"), job_for("k1")) == first.leader
+    standby.maintain()
+    assert [s.folder for s in standby.standbys()] == [first.folder]
+    assert processes.exists(first.leader) and not processes.exists(second_pid)
+
+
+@override_settings(SPARK_MASTER="yarn", STANDBY_DRIVERS=3)
+def test_no_standby_when_mirrors_run_on_yarn():
+    assert standby.wanted() == 0
+
+
+def test_mirrors_without_spark_settings_share_the_standbys_launch_key(monkeypatch, tmp_path):
+    monkeypatch.setenv("MIRRORPLANE_CACHE", str(tmp_path / "cache"))
+    jar = tmp_path / "writer.jar"
+    jar.write_bytes(b"jar")
+    monkeypatch.setattr(spark_jars, "runtime_jars", lambda: [jar])
+    class_archive.archive_path([jar]).write_bytes(b"archive")
+    plain = runtime.launch(Mirror(name="a", spark={}), Path("/data/mirrors/a/app.json"))
+    template = standby.template_launch(tmp_path / "s1")
+
+    assert template.argv[-1] == standby_folder.marker(tmp_path / "s1")
+    assert template.key == plain.key == runtime.launch(Mirror(name="b"), Path("/data/mirrors/b/app.json")).key
+    assert runtime.launch(Mirror(name="c", spark={"driver_memory": "2g"}), Path("/c")).key != plain.key
+    assert runtime.launch(Mirror(name="d", spark={"master": "local[4]"}), Path("/d")).key != plain.key
+
+
+def test_a_claim_is_written_once_and_whole(tmp_path):
+    assert standby_folder.read_claim(tmp_path) is None
+    assert standby_folder.write_claim(tmp_path, standby_folder.Claim("m1", "/c1"))
+    assert not standby_folder.write_claim(tmp_path, standby_folder.Claim("m2", "/c2"))
+    assert standby_folder.read_claim(tmp_path) == standby_folder.Claim("m1", "/c1")
+    assert list(tmp_path.iterdir()) == [tmp_path / standby_folder.CLAIM]
+    assert not standby_folder.write_claim(tmp_path / "gone", standby_folder.Claim("m1", "/c1"))
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / standby_folder.CLAIM).write_text('{"mirror": "m1"')
+    assert standby_folder.read_claim(tmp_path / "half") is None
+
+
+def test_the_folder_is_read_from_a_command_line():
+    line = "java org.apache.spark.deploy.SparkSubmit --name x /app/main.py --standby=/data/standby/ab12"
+    assert standby_folder.folder_on_command_line(line) == Path("/data/standby/ab12")
+    assert standby_folder.folder_on_command_line("java main.py --config=/data/mirrors/m/app.json") is None

@@ -1,0 +1,80 @@
+"""Standby drivers on real Spark and brokers: a mirror takes a ready one, its records arrive within
+seconds of its creation, the pool refills, and the claimed driver is the mirror's in every respect."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from controlplane.infra import processes
+from mirrorcore import standby_folder
+from mirrors.services import runtime, standby
+from tests.integration import kafka_tools
+from tests.integration.test_mirror_end_to_end import create_clusters, wait_for_status
+from tests.integration.waiting import wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+RECORDS = 2_000
+PARTITIONS = 2
+# A standby driver takes 10-20 s to start on these 2 cores beside the brokers; a driver of its own
+# put the first record 15-18 s after the mirror's creation in the benchmark.
+READY_WITHIN = 120
+FIRST_RECORD_WITHIN = 8.0
+
+
+def ready_standbys() -> list[standby.Standby]:
+    return [s for s in standby.standbys() if s.alive and s.ready and s.claim is None]
+
+
+def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstack, control_plane, unique, figures):
+    topic, name = f"standby-{unique}", f"standby-{unique}"
+    east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
+    kafka_tools.create_topic(east, topic, PARTITIONS)
+    expected = kafka_tools.backfill(RECORDS, PARTITIONS)
+    kafka_tools.produce(east, topic, expected)
+    create_clusters(api, devstack)
+
+    with control_plane["worker_with"](MIRRORPLANE_STANDBY_DRIVERS="1"):
+        started = time.monotonic()
+        [waiting] = wait_for(lambda: ready_standbys() or None, READY_WITHIN, "a ready standby driver")
+        figures(f"standby driver ready {time.monotonic() - started:.1f} s after the worker started")
+
+        created = time.monotonic()
+        response = api.post("/api/v1/mirrors/", {
+            "name": name, "source": "east", "target": "west", "topics": topic,
+            "connectors": {"source": {"tasks_max": 2}},
+        }, format="json")
+        assert response.status_code == 201, response.content
+        first = kafka_tools.wait_for_first_record(west, f"east.{topic}", timeout=60)
+        first_record = first - created
+        received = kafka_tools.consume_all(west, f"east.{topic}", RECORDS, timeout=60)
+        figures(f"first record on the target {first_record:.2f} s after the mirror was created "
+                f"(all {RECORDS:,} after {time.monotonic() - created:.1f} s)")
+        assert received == expected
+        assert first_record < FIRST_RECORD_WITHIN
+
+        # The standby is the mirror's driver: the supervisor recorded its pid, the process table
+        # shows it as the mirror's, and the mirror's folder has its log.
+        assert waiting.claim == standby_folder.Claim(name, str(runtime.work_dir(name) / runtime.APP_CONFIG))
+        status = wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "RUNNING", 30)
+        assert status["application"]["state"] == "running"
+        assert runtime.running_apps()[name].drivers == [waiting.leader]
+        log = (runtime.work_dir(name) / runtime.DRIVER_LOG).read_text()
+        assert f"claimed for mirror {name}" in log
+
+        # The pool refills while the mirror runs.
+        [refill] = wait_for(lambda: ready_standbys() or None, READY_WITHIN, "the next standby driver")
+        assert refill.folder != waiting.folder
+
+        # Deleted, the mirror's driver (once the standby) stops; its folder is cleared away.
+        assert api.delete(f"/api/v1/mirrors/{name}/").status_code == 204
+        wait_for(lambda: not processes.find_processes(standby_folder.marker(waiting.folder)), 60,
+                 "the claimed standby driver to stop")
+        wait_for(lambda: not waiting.folder.exists(), 30, "the claimed standby's folder to be cleared")
+        assert [s.folder for s in ready_standbys()] == [refill.folder]
+
+    # Back to a worker that keeps none: the unclaimed standby is stopped.
+    wait_for(lambda: not standby.standbys(), 60, "the unclaimed standby to be stopped")
+    assert not processes.find_processes(standby_folder.marker(refill.folder))
