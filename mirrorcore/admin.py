@@ -52,6 +52,16 @@ def _no_answer(error: BaseException) -> bool:
         and error.args[0].code() in NO_ANSWER_ERRORS)
 
 
+# A partition whose leader is being elected, as for a topic created a moment ago: asked again shortly.
+LEADER_MOVING_ERRORS = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE})
+LEADER_RETRY_SECONDS = 0.1
+
+
+def _leader_moving(error: BaseException) -> bool:
+    return (isinstance(error, KafkaException) and bool(error.args) and isinstance(error.args[0], KafkaError)
+            and error.args[0].code() in LEADER_MOVING_ERRORS)
+
+
 def describe_error(error: BaseException) -> str:
     if isinstance(error, KafkaException) and error.args and isinstance(error.args[0], KafkaError):
         kafka_error: KafkaError = error.args[0]
@@ -256,17 +266,22 @@ class KafkaAdmin:
     def end_offsets(self, partitions: list[tuple[str, int]], earliest: bool = False) -> dict[tuple[str, int], int]:
         """The next offset to be written of each partition (its log end), or with `earliest` its
         first offset, in one request."""
-        if not partitions:
-            return {}
         spec = OffsetSpec.earliest() if earliest else OffsetSpec.latest()
-        request = {TopicPartition(topic, partition): spec for topic, partition in partitions}
-        futures = self.client.list_offsets(request, request_timeout=self.timeout)
-        offsets = {}
-        for tp, future in futures.items():
-            try:
-                offsets[(tp.topic, tp.partition)] = future.result(timeout=self.timeout).offset
-            except Exception as error:
-                raise self.error(error) from error
+        pending = [TopicPartition(topic, partition) for topic, partition in partitions]
+        offsets: dict[tuple[str, int], int] = {}
+        deadline = time.monotonic() + self.timeout
+        while pending:  # partitions whose leader moves (just created) are asked again, within the timeout
+            futures = self.client.list_offsets(dict.fromkeys(pending, spec), request_timeout=self.timeout)
+            pending = []
+            for tp, future in futures.items():
+                try:
+                    offsets[(tp.topic, tp.partition)] = future.result(timeout=self.timeout).offset
+                except Exception as error:
+                    if not (_leader_moving(error) and time.monotonic() < deadline):
+                        raise self.error(error) from error
+                    pending.append(tp)
+            if pending:
+                time.sleep(LEADER_RETRY_SECONDS)
         return offsets
 
     def error(self, error: BaseException, doing: str = "") -> ClusterError:

@@ -2,9 +2,12 @@
 a mirror created through the REST API (token auth), replicated by the Spark application the
 reconciler submits. Product defaults throughout (SPARK_MASTER local[2], 1g driver, reconcile every 2 s).
 
-The clock starts at the POST creating the mirror. The resources measured are those of the mirror's
-Spark application (its process group: spark-submit's JVM and the Python driver); the control
-plane's CPU during the run is reported beside them.
+The clock starts at the POST creating the mirror. With standby drivers (the default, one), each run
+starts once one is ready, and its mirror takes it, as a mirror created on an installation that has
+been up a while does. The resources measured are those of the mirror's Spark application (its
+process group: spark-submit's JVM and the Python driver; a standby's CPU from its own start on); the
+control plane's CPU during the run is reported beside them. The next standby starts 20 s after the
+claim, as it would in production: latency runs measure only once it is up.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 from bench.candidates.base import Candidate, Environment, RunSpec
 from bench.cluster import TARGET
 from controlplane.infra import processes
-from mirrorcore import channel
+from mirrorcore import channel, standby_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = "bench"
@@ -155,7 +158,29 @@ class Mirrorplane(Candidate):
     def prepare(self, spec: RunSpec) -> None:
         self._api().call("POST", "/api/v1/clusters/", {"alias": spec.alias, "bootstrap_servers": self.env.source})
 
+    def _standby_drivers(self) -> int:
+        return int(os.environ.get("MIRRORPLANE_STANDBY_DRIVERS", "1"))
+
+    def _standbys(self) -> list[tuple[Path, list[int]]]:
+        """Each standby driver's folder with its live processes."""
+        root = self.data_dir / "standby"
+        found: dict[Path, list[int]] = {}
+        for pid in processes.find_processes(standby_folder.marker(f"{root}/")):
+            folder = standby_folder.folder_on_command_line(processes.cmdline(pid))
+            if folder is not None:
+                found.setdefault(folder, []).append(pid)
+        return sorted(found.items())
+
+    def _waiting_standby(self) -> Path | None:
+        for folder, _ in self._standbys():
+            if (folder / standby_folder.READY).exists() and standby_folder.read_claim(folder) is None:
+                return folder
+        return None
+
     def start(self, spec: RunSpec) -> None:
+        if self._standby_drivers() > 0 and not processes.wait_until(lambda: self._waiting_standby() is not None,
+                                                                     180):
+            raise RuntimeError(f"no standby driver ready within 180 s: see {self.home / 'celery.log'}")
         self.spec, self.error = spec, None
         self.timeline, self.batches = {}, {}
         self.effective_tasks = 0
@@ -176,11 +201,21 @@ class Mirrorplane(Candidate):
     def _marker(self) -> str:
         return f"--config={self.data_dir / 'mirrors' / self._spec().label / 'app.json'}"
 
+    def _driver_processes(self) -> list[tuple[int, str]]:
+        """The mirror's driver processes, each with the marker on its command line: a driver of its own,
+        or the standby it claimed."""
+        found = [(pid, self._marker()) for pid in processes.find_processes(self._marker())]
+        for folder, pids in self._standbys():
+            claim = standby_folder.read_claim(folder)
+            if claim is not None and claim.mirror == self._spec().label:
+                found += [(pid, standby_folder.marker(folder)) for pid in pids]
+        return found
+
     def process_groups(self) -> list[int]:
         if self.spec is None:
             return []
         groups = set()
-        for pid in processes.find_processes(self._marker()):
+        for pid, _ in self._driver_processes():
             try:
                 groups.add(os.getpgid(pid))
             except ProcessLookupError:
@@ -223,6 +258,8 @@ class Mirrorplane(Candidate):
         return metrics
 
     def settling(self) -> str | None:
+        if self._standby_drivers() > 0 and self._waiting_standby() is None:
+            return "the next standby driver is not ready yet (it starts 20 s after a claim)"
         return settling_reason(self.replication_mode)
 
     def details(self) -> dict:
@@ -258,9 +295,9 @@ class Mirrorplane(Candidate):
         except ApiError:
             pass  # never created
         # The reconciler stops the application within a pass or two; stop it ourselves if it does not.
-        if not processes.wait_until(lambda: not processes.find_processes(self._marker()), 60):
-            for pid in processes.find_processes(self._marker()):
-                processes.terminate(pid, self._marker(), grace_seconds=10)
+        if not processes.wait_until(lambda: not self._driver_processes(), 60):
+            for pid, marker in self._driver_processes():
+                processes.terminate(pid, marker, grace_seconds=10)
         try:
             self._api().call("DELETE", f"/api/v1/clusters/{self.spec.alias}/")
         except ApiError:
@@ -278,6 +315,7 @@ class Mirrorplane(Candidate):
                 "driver_memory": os.environ.get("MIRRORPLANE_SPARK_DRIVER_MEMORY", "1g"),
                 "driver_java_options": os.environ.get("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", "-XX:+UseParallelGC"),
                 "driver_class_archive": str(archive) if archive.is_file() else None,
+                "standby_drivers": self._standby_drivers(),
                 "batch.max.records": DEFAULT_BATCH_MAX_RECORDS, "producer": dict(PRODUCER_DEFAULTS),
                 "reconcile_seconds": float(os.environ.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))}
 
