@@ -8,13 +8,14 @@ from collections import defaultdict
 
 from bench.stats import median, paired_ratios, spread
 
-TITLES = {"mirrorplane": "Mirrorplane", "mm2": "MirrorMaker 2", "mm2-stock": "MirrorMaker 2 (stock JVM)",
-          "raw": "raw Java copy"}
+TITLES = {"mirrorplane": "Mirrorplane", "mirrorplane-own-driver": "Mirrorplane (own driver)", "mm2": "MirrorMaker 2",
+          "mm2-stock": "MirrorMaker 2 (stock JVM)", "raw": "raw Java copy"}
 FIGURES = ("records_per_second", "mb_per_second", "steady_records_per_second", "steady_mb_per_second", "seconds",
            "first_record_seconds", "cpu_seconds", "cpu_seconds_per_mb", "peak_rss_mb", "control_plane_cpu_seconds",
            "broker_cpu_seconds")
 RATIO_FIGURES = ("records_per_second", "steady_records_per_second")
-PAIRS = (("mirrorplane", "mm2"), ("mirrorplane", "mm2-stock"), ("mirrorplane", "raw"))
+PAIRS = (("mirrorplane", "mm2"), ("mirrorplane", "mm2-stock"), ("mirrorplane", "raw"),
+         ("mirrorplane", "mirrorplane-own-driver"))
 LATENCY_FIGURES = ("p50_ms", "p95_ms", "p99_ms", "max_ms", "achieved_rate", "cpu_seconds_measured")
 GOAL_VS_MM2 = 1.2
 GOAL_VS_RAW = 0.7

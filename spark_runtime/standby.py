@@ -2,14 +2,15 @@
 
 Launching a driver (spark-submit's JVM, the Python interpreter, PySpark, a SparkSession and its
 first job) takes several seconds of both cores. A standby pays that before anyone waits: it starts
-its session, runs one small job so the SQL engine's classes are loaded, writes `ready` into its
-folder and waits for a claim. Claimed, it runs that mirror's application on the session it has,
+its session, runs what a mirror's first seconds run (`warm_up`), writes `ready` into its folder and
+waits for a claim. Claimed, it runs that mirror's application on the session it has,
 so the mirror's connectors start at once, and it exits with the application like any driver.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -30,7 +31,7 @@ def serve(folder_name: str) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     started = time.monotonic()
     session = create_session(f"mirrorplane-standby-{folder.name}")
-    warm_up(session)
+    warm_up(session, folder)
     standby_folder.write_atomically(folder / standby_folder.READY, f"{time.time():.3f}\n")
     log.info("standby driver ready after %.1f s", time.monotonic() - started)
     claim = wait_for_claim(folder, lambda: bool(stopping))
@@ -49,9 +50,41 @@ def serve(folder_name: str) -> int:
             session.stop()
 
 
-def warm_up(session: Any) -> None:
-    """One small job: loads and compiles what every query's planning and first task need."""
-    session.range(0, 16, 1, 2).selectExpr("cast(cast(id as string) as binary) as value").collect()
+def warm_up(session: Any, folder: Path) -> None:
+    """Run, before any mirror waits, the code a mirror's first seconds run: a batch job, a streaming
+    query's first micro-batches (planning, checkpoint files, the state store coordinator) and a Kafka
+    consumer's construction, so that it is loaded and partly compiled when the claim comes. Spark's
+    warnings about this throwaway query stay out of the log the mirror will inherit."""
+    session.sparkContext.setLogLevel("ERROR")
+    try:
+        session.range(0, 16, 1, 2).selectExpr("cast(cast(id as string) as binary) as value").collect()
+        _warm_streaming(session, folder / "warm-up-checkpoint")
+        _warm_kafka_consumer(session.sparkContext._jvm)
+    finally:
+        session.sparkContext.setLogLevel("WARN")
+
+
+def _warm_streaming(session: Any, checkpoint: Path, batches: int = 3, timeout: float = 15.0) -> None:
+    query = (session.readStream.format("rate").option("rowsPerSecond", 1000).load()
+             .selectExpr("cast(cast(value as string) as binary) as value")
+             .writeStream.format("noop").option("checkpointLocation", str(checkpoint)).start())
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and ((query.lastProgress or {}).get("batchId", -1) < batches):
+            time.sleep(0.05)
+    finally:
+        query.stop()
+        shutil.rmtree(checkpoint, ignore_errors=True)
+
+
+def _warm_kafka_consumer(jvm: Any) -> None:
+    """Construct and close a consumer (it connects only on its first request)."""
+    deserializer = "org.apache.kafka.common.serialization.ByteArrayDeserializer"
+    properties = jvm.java.util.Properties()
+    for key, value in {"bootstrap.servers": "127.0.0.1:9", "client.id": "mirrorplane-standby-warm-up",
+                       "key.deserializer": deserializer, "value.deserializer": deserializer}.items():
+        properties.setProperty(key, value)
+    jvm.org.apache.kafka.clients.consumer.KafkaConsumer(properties).close(jvm.java.time.Duration.ZERO)
 
 
 def wait_for_claim(folder: Path, stopping: Any) -> standby_folder.Claim | None:

@@ -13,11 +13,12 @@ from bench.candidates.base import Candidate, Environment
 
 
 def build(name: str, env: Environment) -> Candidate:
-    """The candidate called `name`: mirrorplane, mm2, mm2-stock or raw."""
-    from bench.candidates.mirrorplane import Mirrorplane
+    """The candidate called `name`: mirrorplane, mirrorplane-own-driver, mm2, mm2-stock or raw."""
+    from bench.candidates.mirrorplane import Mirrorplane, MirrorplaneOwnDrivers
     from bench.candidates.mm2 import MirrorMaker2, StockMirrorMaker2
     from bench.candidates.raw import RawCopy
 
     candidates: dict[str, Callable[[Environment], Candidate]] = {
-        "mirrorplane": Mirrorplane, "mm2": MirrorMaker2, "mm2-stock": StockMirrorMaker2, "raw": RawCopy}
+        "mirrorplane": Mirrorplane, "mirrorplane-own-driver": MirrorplaneOwnDrivers, "mm2": MirrorMaker2,
+        "mm2-stock": StockMirrorMaker2, "raw": RawCopy}
     return candidates[name](env)

@@ -79,10 +79,12 @@ class Api:
 class Mirrorplane(Candidate):
     name = "mirrorplane"
     title = "Mirrorplane"
+    home_name = "controlplane"
+    redis_db = 0
 
     def __init__(self, env: Environment) -> None:
         super().__init__(env)
-        self.home = env.work_dir / "controlplane"
+        self.home = env.work_dir / self.home_name
         self.children: list[tuple[int, str]] = []  # (pid, marker)
         self.api: Api | None = None
         self.redis: Any = None
@@ -109,7 +111,8 @@ class Mirrorplane(Candidate):
 
     def _env(self) -> dict[str, str]:
         return dict(os.environ, DJANGO_SETTINGS_MODULE="controlplane.settings",
-                    MIRRORPLANE_VAR_DIR=str(self.home.resolve()), MIRRORPLANE_REDIS_URL=self.env.redis_url)
+                    MIRRORPLANE_VAR_DIR=str(self.home.resolve()), MIRRORPLANE_REDIS_URL=self._redis_url(),
+                    MIRRORPLANE_STANDBY_DRIVERS=str(self._standby_drivers()))
 
     @property
     def data_dir(self) -> Path:
@@ -143,7 +146,7 @@ class Mirrorplane(Candidate):
         self.api = Api(f"http://127.0.0.1:{port}")
         self.api.login(USER, password)
         self.api.call("POST", "/api/v1/clusters/", {"alias": TARGET, "bootstrap_servers": self.env.target})
-        self.redis = redis.Redis.from_url(self.env.redis_url)
+        self.redis = redis.Redis.from_url(self._redis_url())
 
     def control_plane_groups(self) -> list[int]:
         return [pid for pid, _ in self.children]
@@ -152,14 +155,25 @@ class Mirrorplane(Candidate):
         for pid, marker in reversed(self.children):
             processes.terminate(pid, marker, grace_seconds=15)
         self.children = []
+        for folder, pids in self._standbys():  # they outlive the worker, as drivers do
+            for pid in pids:
+                processes.terminate(pid, standby_folder.marker(folder), grace_seconds=10)
 
     # -- one run ----------------------------------------------------------------------------
 
     def prepare(self, spec: RunSpec) -> None:
         self._api().call("POST", "/api/v1/clusters/", {"alias": spec.alias, "bootstrap_servers": self.env.source})
+        if self._standby_drivers() > 0 and not processes.wait_until(lambda: self._waiting_standby() is not None,
+                                                                     180):
+            raise RuntimeError(f"no standby driver ready within 180 s: see {self.home / 'celery.log'}")
 
     def _standby_drivers(self) -> int:
         return int(os.environ.get("MIRRORPLANE_STANDBY_DRIVERS", "1"))
+
+    def _redis_url(self) -> str:
+        """The environment's Redis, in a database of this control plane's own (its own Celery queue)."""
+        base, _, db = self.env.redis_url.rpartition("/")
+        return f"{base}/{self.redis_db}" if db.isdigit() and "//" in base else self.env.redis_url
 
     def _standbys(self) -> list[tuple[Path, list[int]]]:
         """Each standby driver's folder with its live processes."""
@@ -178,9 +192,6 @@ class Mirrorplane(Candidate):
         return None
 
     def start(self, spec: RunSpec) -> None:
-        if self._standby_drivers() > 0 and not processes.wait_until(lambda: self._waiting_standby() is not None,
-                                                                     180):
-            raise RuntimeError(f"no standby driver ready within 180 s: see {self.home / 'celery.log'}")
         self.spec, self.error = spec, None
         self.timeline, self.batches = {}, {}
         self.effective_tasks = 0
@@ -303,6 +314,10 @@ class Mirrorplane(Candidate):
         except ApiError:
             pass
         self.spec = None
+        # The next standby starts 20 s after the claim: wait for it here, so that its start does not
+        # share the cores with the next run, whichever candidate that is.
+        if self._standby_drivers() > 0:
+            processes.wait_until(lambda: self._waiting_standby() is not None, 180)
 
     def settings(self) -> dict:
         from controlplane.infra import class_archive
@@ -319,3 +334,16 @@ class Mirrorplane(Candidate):
                 "batch.max.records": DEFAULT_BATCH_MAX_RECORDS, "producer": dict(PRODUCER_DEFAULTS),
                 "reconcile_seconds": float(os.environ.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))}
 
+
+
+class MirrorplaneOwnDrivers(Mirrorplane):
+    """Mirrorplane without standby drivers: each mirror launches a driver of its own (a control plane
+    of its own, beside the other's, with MIRRORPLANE_STANDBY_DRIVERS=0)."""
+
+    name = "mirrorplane-own-driver"
+    title = "Mirrorplane (own driver)"
+    home_name = "controlplane-own-driver"
+    redis_db = 1
+
+    def _standby_drivers(self) -> int:
+        return 0

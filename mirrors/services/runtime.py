@@ -277,13 +277,29 @@ class Launch:
 
     @property
     def key(self) -> str:
-        """What the driver is started with, less what names its mirror (`--name`, the last argument):
-        equal keys, interchangeable processes (a standby driver can serve the mirror)."""
+        """What the driver is started with, less what names its mirror (`--name`, the last argument),
+        and the application code it loads: equal keys, interchangeable processes (a standby driver
+        can serve the mirror)."""
         argv = list(self.argv[:-1])
         if "--name" in argv:
             del argv[argv.index("--name"):argv.index("--name") + 2]
-        text = json.dumps([argv, self.env.get("SPARK_SUBMIT_OPTS", "")])
+        text = json.dumps([argv, self.env.get("SPARK_SUBMIT_OPTS", ""), application_code_version()])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+APPLICATION_PACKAGES = ("spark_runtime", "mirrorcore")
+
+
+def application_code_version() -> str:
+    """The Python modules a driver loads, by name, size and modification time: an upgrade in place
+    changes it, so a standby started before it is not handed mirrors."""
+    root = spark_jars.ENTRY_POINT.parents[1]
+    digest = hashlib.sha256()
+    for package in APPLICATION_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            stat = path.stat()
+            digest.update(f"{path.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
 
 
 def launch(mirror: Mirror, config_path: Path) -> Launch:

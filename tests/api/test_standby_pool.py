@@ -182,3 +182,15 @@ def test_the_folder_is_read_from_a_command_line():
     line = "java org.apache.spark.deploy.SparkSubmit --name x /app/main.py --standby=/data/standby/ab12"
     assert standby_folder.folder_on_command_line(line) == Path("/data/standby/ab12")
     assert standby_folder.folder_on_command_line("java main.py --config=/data/mirrors/m/app.json") is None
+
+
+def test_an_upgrade_in_place_changes_the_launch_key(monkeypatch, tmp_path):
+    (tmp_path / "spark_runtime").mkdir()
+    (tmp_path / "mirrorcore").mkdir()
+    module = tmp_path / "mirrorcore" / "formats.py"
+    module.write_text("VERSION = 1\n")
+    monkeypatch.setattr(spark_jars, "ENTRY_POINT", tmp_path / "spark_runtime" / "main.py")
+    job = runtime.Launch(["spark-submit", "main.py", "--config=/c"], {})
+    before = job.key
+    module.write_text("VERSION = 22\n")
+    assert job.key != before

@@ -63,6 +63,7 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         assert runtime.running_apps()[name].drivers == [waiting.leader]
         log = (runtime.work_dir(name) / runtime.DRIVER_LOG).read_text()
         assert f"claimed for mirror {name}" in log
+        assert "falling behind" not in log and "warm-up" not in log, "the warm-up leaves no warnings to the mirror"
 
         # The pool refills while the mirror runs.
         [refill] = wait_for(lambda: ready_standbys() or None, READY_WITHIN, "the next standby driver")
