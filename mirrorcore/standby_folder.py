@@ -3,10 +3,10 @@
 A standby driver is a mirror application's process started before any mirror needs it: its Spark
 session is up, and it waits for a claim. Its folder holds:
 
-- `launch.json`: written by the control plane before it starts the process, with the launch key (what
-  the process was started with: master, memory, jars, JVM options), so a mirror is handed only to
-  a standby started as its own application would be;
-- `ready`: written by the driver once its Spark session is up;
+- `launch-key`: written by the control plane before it starts the process, the launch key (a hash of
+  what the process was started with: master, memory, jars, JVM options, application code), so a
+  mirror is handed only to a standby started as its own application would be;
+- `ready`: written by the driver once its Spark session is up and warmed up;
 - `claim.json`: written by the control plane, once and whole, naming the mirror and its
   configuration file; the driver then runs that mirror's application, and exits with it;
 - `driver.log`: the process's output (the claimed mirror's folder links to it).
@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-LAUNCH = "launch.json"
+LAUNCH_KEY = "launch-key"
 READY = "ready"
 CLAIM = "claim.json"
 LOG = "driver.log"

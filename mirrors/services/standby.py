@@ -68,7 +68,7 @@ class Standby:
     @property
     def key(self) -> str:
         try:
-            return (self.folder / standby_folder.LAUNCH).read_text().strip()
+            return (self.folder / standby_folder.LAUNCH_KEY).read_text().strip()
         except OSError:
             return ""
 
@@ -184,7 +184,7 @@ def start() -> Path:
     folder = runtime.standby_root() / uuid.uuid4().hex[:12]
     folder.mkdir(parents=True, mode=0o700)
     job = template_launch(folder)
-    standby_folder.write_atomically(folder / standby_folder.LAUNCH, job.key)
+    standby_folder.write_atomically(folder / standby_folder.LAUNCH_KEY, job.key)
     pid = processes.spawn(job.argv, folder / standby_folder.LOG, env=job.env, cwd=folder).pid
     standby_folder.write_atomically(folder / "pid", str(pid))
     log.info("started standby driver %s (pid %d)", folder.name, pid)
