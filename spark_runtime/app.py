@@ -250,10 +250,6 @@ USAGE = "usage: spark-submit spark_runtime/main.py --config=PATH | --standby=FOL
 def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     option, _, value = (argv[1] if len(argv) == 2 else "").partition("=")
-    if option == "--standby" and value:
-        from spark_runtime.standby import serve
-
-        return serve(value)
     if option != "--config" or not value:
         print(USAGE, flush=True)
         return 2

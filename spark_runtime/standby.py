@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mirrorcore import standby_folder
+from spark_runtime.app import build, create_session, run
 
 log = logging.getLogger("mirrorplane.standby")
 
@@ -25,9 +26,12 @@ POLL_SECONDS = 0.05
 FOLDER_CHECK_POLLS = 20  # is the folder still there: once a second
 
 
-def serve(folder_name: str) -> int:
-    from spark_runtime.app import build, create_session, run
+def main(argv: list[str]) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return serve(argv[1].split("=", 1)[1])
 
+
+def serve(folder_name: str) -> int:
     folder = Path(folder_name)
     stopping: list[bool] = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))

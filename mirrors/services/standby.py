@@ -20,20 +20,23 @@ import shutil
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.utils import timezone
 
 from controlplane.infra import processes
 from mirrorcore import standby_folder
-from mirrors.models import Mirror
+from mirrors.models import Deployment, Mirror
 from mirrors.services import runtime
 
 log = logging.getLogger(__name__)
 
 # A standby that died before it was ready is kept this long (its log with it) before the next is started.
 RETRY_SECONDS = 60.0
-# The next standby starts this long after a claim: its start would take the cores from the claimant's.
+# The next standby starts this long after a claim or a local application's submission: its start
+# would take the cores from that application's.
 REFILL_AFTER_SECONDS = 20.0
 TEMPLATE_NAME = "standby"
 
@@ -142,11 +145,18 @@ def maintain() -> None:
                 log.info("stopping standby driver %s (%s)", standby.folder.name,
                          "no longer wanted" if standby.key == key else "started with other settings")
                 _stop(standby)
-    claimed_recently = any((s.claimed_seconds_ago or REFILL_AFTER_SECONDS) < REFILL_AFTER_SECONDS for s in pool)
-    if failed_recently or claimed_recently:
+    if failed_recently or _starting_applications(pool):
         return
     for _ in range(count - len(waiting)):
         start()
+
+
+def _starting_applications(pool: list[Standby]) -> bool:
+    """Whether a local application was submitted, or a standby claimed, within REFILL_AFTER_SECONDS."""
+    if any((s.claimed_seconds_ago or REFILL_AFTER_SECONDS) < REFILL_AFTER_SECONDS for s in pool):
+        return True
+    since = timezone.now() - timedelta(seconds=REFILL_AFTER_SECONDS)
+    return Deployment.objects.filter(engine="local", submitted_at__gte=since).exists()
 
 
 def _clear(standby: Standby) -> bool:

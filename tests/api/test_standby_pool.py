@@ -5,15 +5,17 @@ tests/integration/test_standby_drivers.py runs the real one."""
 from __future__ import annotations
 
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.test import override_settings
+from django.utils import timezone
 
 from controlplane.infra import class_archive, processes
 from controlplane.infra import spark as spark_jars
 from mirrorcore import standby_folder
-from mirrors.models import Mirror
+from mirrors.models import Deployment, Mirror
 from mirrors.services import runtime, standby
 from tests.integration.waiting import wait_for
 
@@ -144,6 +146,16 @@ def test_none_wanted_stops_the_unclaimed_and_leaves_the_claimed(fake_driver):
     standby.maintain()
     assert [s.folder for s in standby.standbys()] == [first.folder]
     assert processes.exists(first.leader) and not processes.exists(second_pid)
+
+
+@override_settings(STANDBY_DRIVERS=1)
+def test_no_standby_starts_beside_an_application_submitted_a_moment_ago(fake_driver):
+    deployment = Deployment.objects.create(mirror_name="m1", engine="local", submitted_at=timezone.now())
+    standby.maintain()
+    assert standby.standbys() == [], "the application's start has the cores"
+    Deployment.objects.filter(pk=deployment.pk).update(submitted_at=timezone.now() - timedelta(seconds=21))
+    standby.maintain()
+    assert len(standby.standbys()) == 1
 
 
 @override_settings(SPARK_MASTER="yarn", STANDBY_DRIVERS=3)
