@@ -73,7 +73,8 @@ def warm_up(session: Any, folder: Path) -> None:
 def _warm_streaming(session: Any, checkpoint: Path, batches: int = 3, timeout: float = 15.0) -> None:
     query = (session.readStream.format("rate").option("rowsPerSecond", 1000).load()
              .selectExpr("cast(cast(value as string) as binary) as value")
-             .writeStream.format("noop").option("checkpointLocation", str(checkpoint)).start())
+             # a file: URI: with HADOOP_CONF_DIR set, a bare path would be on the default (HDFS) file system
+             .writeStream.format("noop").option("checkpointLocation", checkpoint.as_uri()).start())
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline and ((query.lastProgress or {}).get("batchId", -1) < batches):

@@ -28,7 +28,10 @@ def ready_standbys() -> list[standby.Standby]:
     return [s for s in standby.standbys() if s.alive and s.ready and s.claim is None]
 
 
-def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstack, control_plane, unique, figures):
+def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstack, yarn_cluster, control_plane,
+                                                                    unique, figures):
+    """With the YARN test bed up, the worker's HADOOP_CONF_DIR makes HDFS the default file system: the
+    standby's warm-up and the mirror's checkpoints must still be on this host's disk."""
     topic, name = f"standby-{unique}", f"standby-{unique}"
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
     kafka_tools.create_topic(east, topic, PARTITIONS)
