@@ -45,11 +45,21 @@ class AclsUnavailable(ClusterError):
     """The cluster has no authorizer, or we may not describe its ACLs: ACL sync cannot run."""
 
 
+def kafka_error(error: BaseException) -> KafkaError | None:
+    """The KafkaError a KafkaException carries, None for any other error."""
+    if isinstance(error, KafkaException) and error.args and isinstance(error.args[0], KafkaError):
+        return error.args[0]
+    return None
+
+
+def _code(error: BaseException) -> int | None:
+    found = kafka_error(error)
+    return found.code() if found is not None else None
+
+
 def _no_answer(error: BaseException) -> bool:
     """A timeout, or a KafkaException that only says "no answer" (see NO_ANSWER_ERRORS)."""
-    return isinstance(error, concurrent.futures.TimeoutError) or (
-        isinstance(error, KafkaException) and bool(error.args) and isinstance(error.args[0], KafkaError)
-        and error.args[0].code() in NO_ANSWER_ERRORS)
+    return isinstance(error, concurrent.futures.TimeoutError) or _code(error) in NO_ANSWER_ERRORS
 
 
 # A partition whose leader is being elected, as for a topic created a moment ago: asked again shortly.
@@ -58,15 +68,12 @@ LEADER_RETRY_SECONDS = 0.1
 
 
 def _leader_moving(error: BaseException) -> bool:
-    return (isinstance(error, KafkaException) and bool(error.args) and isinstance(error.args[0], KafkaError)
-            and error.args[0].code() in LEADER_MOVING_ERRORS)
+    return _code(error) in LEADER_MOVING_ERRORS
 
 
 def describe_error(error: BaseException) -> str:
-    if isinstance(error, KafkaException) and error.args and isinstance(error.args[0], KafkaError):
-        kafka_error: KafkaError = error.args[0]
-        return f"{kafka_error.name()}: {kafka_error.str()}"
-    return str(error)
+    found = kafka_error(error)
+    return f"{found.name()}: {found.str()}" if found is not None else str(error)
 
 
 @dataclass(frozen=True)
@@ -210,8 +217,7 @@ class KafkaAdmin:
         try:
             bindings = self._wait(self.client.describe_acls(query, request_timeout=self.timeout))
         except KafkaException as error:
-            code = error.args[0].code() if error.args and isinstance(error.args[0], KafkaError) else None
-            if code in (KafkaError.SECURITY_DISABLED, KafkaError.CLUSTER_AUTHORIZATION_FAILED):
+            if _code(error) in (KafkaError.SECURITY_DISABLED, KafkaError.CLUSTER_AUTHORIZATION_FAILED):
                 raise AclsUnavailable(self._reason(error)) from error
             raise ClusterError(self._reason(error)) from error
         return [TopicAcl(b.name, b.principal, b.host, b.operation.name, b.permission_type.name) for b in bindings]

@@ -15,7 +15,14 @@ from collections.abc import Iterable
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from mirrorcore.admin import NO_ANSWER_ERRORS, REFUSED_ERRORS, ClusterError, describe_error
+from mirrorcore.admin import (
+    LEADER_MOVING_ERRORS,
+    NO_ANSWER_ERRORS,
+    REFUSED_ERRORS,
+    ClusterError,
+    describe_error,
+    kafka_error,
+)
 from mirrorcore.connection import ClusterConnection
 from mirrorcore.formats import Checkpoint
 from mirrorcore.policy import ReplicationPolicy
@@ -25,7 +32,6 @@ log = logging.getLogger(__name__)
 _NO_TOPIC = frozenset({KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC})
 _SLICE_SECONDS = 0.5
 _RETRY_SECONDS = 0.1
-_NO_LEADER_YET = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE})
 
 
 class _TopicReader:
@@ -57,8 +63,8 @@ class _TopicReader:
     def fail(self, reason: str | BaseException) -> ClusterError:
         self.consumer.poll(0)  # serves error_cb: the real reason behind a timeout
         if isinstance(reason, BaseException):
-            code = reason.args[0].code() if reason.args and isinstance(reason.args[0], KafkaError) else None
-            if code in NO_ANSWER_ERRORS and self.connect_error is not None:
+            found = kafka_error(reason)
+            if found is not None and found.code() in NO_ANSWER_ERRORS and self.connect_error is not None:
                 reason = describe_error(KafkaException(self.connect_error))
             else:
                 reason = describe_error(reason) or f"no answer within {self.timeout:g}s"
@@ -127,8 +133,8 @@ class _TopicReader:
 
 
 def _retriable(error: KafkaException) -> bool:
-    kafka_error = error.args[0] if error.args and isinstance(error.args[0], KafkaError) else None
-    return kafka_error is not None and (kafka_error.code() in _NO_LEADER_YET or kafka_error.retriable())
+    found = kafka_error(error)
+    return found is not None and (found.code() in LEADER_MOVING_ERRORS or found.retriable())
 
 
 def translate_offsets(connection: ClusterConnection, policy: ReplicationPolicy, source_alias: str, group: str,
