@@ -88,7 +88,7 @@ def running_apps() -> dict[str, AppProcesses]:
     prefix = f"--config={mirrors_dir()}/"
     standby_prefix = standby_folder.marker(f"{standby_root()}/")
     apps: dict[str, AppProcesses] = {}
-    for pid in processes.find_processes(prefix) + processes.find_processes(standby_prefix):
+    for pid in processes.find_processes(prefix, standby_prefix):
         line = processes.cmdline(pid)  # read again: the process may have exited since it was listed
         if prefix in line:
             name: str | None = line.split(prefix, 1)[1].split("/", 1)[0]

@@ -83,11 +83,17 @@ class Standby:
             return None
 
     @property
-    def age(self) -> float:
+    def started_at(self) -> float | None:
+        """When the pool created its folder (epoch s); None once the folder is gone."""
         try:
-            return time.time() - self.folder.stat().st_mtime
+            return self.folder.stat().st_mtime
         except OSError:
-            return 0.0
+            return None
+
+    @property
+    def age(self) -> float:
+        started = self.started_at
+        return time.time() - started if started is not None else 0.0
 
 
 def standbys() -> list[Standby]:
@@ -95,19 +101,12 @@ def standbys() -> list[Standby]:
     root = runtime.standby_root()
     if not root.is_dir():
         return []
-    found = {folder: Standby(folder) for folder in sorted(root.iterdir(), key=_started) if folder.is_dir()}
+    found = {folder: Standby(folder) for folder in root.iterdir() if folder.is_dir()}
     for pid in processes.find_processes(standby_folder.marker(f"{root}/")):
         folder = standby_folder.folder_on_command_line(processes.cmdline(pid))
         if folder in found:
             found[folder].pids.append(pid)
-    return list(found.values())
-
-
-def _started(folder: Path) -> float:
-    try:
-        return folder.stat().st_mtime
-    except OSError:
-        return 0.0
+    return sorted(found.values(), key=lambda standby: standby.started_at or 0.0)
 
 
 def template_launch(folder: Path) -> runtime.Launch:
