@@ -9,6 +9,10 @@ session is up, and it waits for a claim. Its folder holds:
 - `ready`: written by the driver once its Spark session is up and warmed up;
 - `claim.json`: written by the control plane, once and whole, naming the mirror and its
   configuration file; the driver then runs that mirror's application, and exits with it;
+- `warm-up.json`: written by the control plane into a ready standby's folder, at most once: the
+  connection of a cluster it knows (`ClusterConnection` fields), for the driver to run its Java Kafka
+  clients' first requests against before any mirror waits for them; the driver deletes it on reading;
+- `warmed`: written by the driver when that warm-up is over, saying how it went;
 - `driver.log`: the process's output (the claimed mirror's folder links to it).
 
 Both sides import these names from here.
@@ -20,11 +24,14 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 LAUNCH_KEY = "launch-key"
 READY = "ready"
 CLAIM = "claim.json"
 LOG = "driver.log"
+WARM_UP = "warm-up.json"
+WARMED = "warmed"
 FLAG = "--standby="
 
 
@@ -71,6 +78,27 @@ def write_claim(folder: Path, claim: Claim) -> bool:
         return False
     finally:
         partial.unlink(missing_ok=True)
+
+
+def write_warm_up(folder: Path, connection: dict[str, Any]) -> None:
+    """Hand the driver a cluster to warm its Kafka clients against (readable by this user only: it may
+    hold credentials)."""
+    partial = folder / f".{WARM_UP}.partial"
+    partial.touch(mode=0o600)
+    partial.write_text(json.dumps(connection))
+    partial.replace(folder / WARM_UP)
+
+
+def take_warm_up(folder: Path) -> dict[str, Any] | None:
+    """The connection handed over in `folder`, deleted as it is read; None when there is none."""
+    path = folder / WARM_UP
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    finally:
+        path.unlink(missing_ok=True)
+    return data if isinstance(data, dict) else None
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -13,17 +13,21 @@ import logging
 import os
 import shutil
 import signal
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from mirrorcore import standby_folder
+from mirrorcore.connection import ClusterConnection
+from spark_runtime import kafka_warm_up
 from spark_runtime.app import build, create_session, run
 
 log = logging.getLogger("mirrorplane.standby")
 
 POLL_SECONDS = 0.05
-FOLDER_CHECK_POLLS = 20  # is the folder still there: once a second
+FOLDER_CHECK_POLLS = 20  # is the folder still there, is there a warm-up: once a second
 
 
 def main(argv: list[str]) -> int:
@@ -40,7 +44,12 @@ def serve(folder_name: str) -> int:
     warm_up(session, folder)
     standby_folder.write_atomically(folder / standby_folder.READY, f"{time.time():.3f}\n")
     log.info("standby driver ready after %.1f s", time.monotonic() - started)
-    claim = wait_for_claim(folder, lambda: bool(stopping))
+
+    def warm_up_in_background(connection: dict) -> None:
+        threading.Thread(target=warm_kafka_clients, args=(session.sparkContext._jvm, folder, connection),
+                         daemon=True, name="kafka-warm-up").start()
+
+    claim = wait_for_claim(folder, lambda: bool(stopping), warm_up_in_background)
     if claim is None:
         log.info("standby driver leaving unclaimed")
         session.stop()
@@ -94,11 +103,25 @@ def _warm_kafka_consumer(jvm: Any) -> None:
     jvm.org.apache.kafka.clients.consumer.KafkaConsumer(properties).close(jvm.java.time.Duration.ZERO)
 
 
-def wait_for_claim(folder: Path, stopping: Any) -> standby_folder.Claim | None:
+def warm_kafka_clients(jvm: Any, folder: Path, connection: dict) -> None:
+    """Warm the Java Kafka clients against the cluster the control plane handed over (in the
+    background: a claim meanwhile is served at once), and say how it went in `warmed`."""
+    standby_folder.write_atomically(folder / standby_folder.WARMED, f"under way: {connection.get('alias')}\n")
+    try:
+        note = kafka_warm_up.warm_clients(jvm, ClusterConnection.from_dict(connection))
+    except (TypeError, ValueError) as error:
+        note = f"the connection handed over cannot be used: {error}"
+    standby_folder.write_atomically(folder / standby_folder.WARMED, note + "\n")
+    log.info("Kafka clients warmed up against %s", note)
+
+
+def wait_for_claim(folder: Path, stopping: Callable[[], bool],
+                   warm_up_with: Callable[[dict], None] | None = None) -> standby_folder.Claim | None:
     """The claim once written; None when asked to stop or when the control plane removed the folder.
+    A cluster connection handed over for a warm-up meanwhile goes to `warm_up_with`.
 
     Waiting costs a stat every POLL_SECONDS (about 0.2 CPU-seconds a minute); the claim is read
-    only once its file is there.
+    only once its file is there, and the folder checked, for its removal and a warm-up, once a second.
     """
     claim_path = str(folder / standby_folder.CLAIM)
     polls = 0
@@ -108,7 +131,10 @@ def wait_for_claim(folder: Path, stopping: Any) -> standby_folder.Claim | None:
             if claim is not None:
                 return claim
         polls += 1
-        if polls % FOLDER_CHECK_POLLS == 0 and not folder.is_dir():
-            return None
+        if polls % FOLDER_CHECK_POLLS == 0:
+            if not folder.is_dir():
+                return None
+            if warm_up_with is not None and (connection := standby_folder.take_warm_up(folder)) is not None:
+                warm_up_with(connection)
         time.sleep(POLL_SECONDS)
     return None

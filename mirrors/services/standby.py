@@ -14,6 +14,7 @@ folder links to its log.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import shutil
@@ -28,7 +29,7 @@ from django.utils import timezone
 
 from controlplane.infra import processes
 from mirrorcore import standby_folder
-from mirrors.models import Deployment, Mirror
+from mirrors.models import Cluster, Deployment, Mirror
 from mirrors.services import runtime
 
 log = logging.getLogger(__name__)
@@ -144,10 +145,32 @@ def maintain() -> None:
                 log.info("stopping standby driver %s (%s)", standby.folder.name,
                          "no longer wanted" if standby.key == key else "started with other settings")
                 _stop(standby)
+    _hand_over_warm_ups(waiting)
     if failed_recently or _starting_applications(pool):
         return
     for _ in range(count - len(waiting)):
         start()
+
+
+def _hand_over_warm_ups(waiting: list[Standby]) -> None:
+    """Give each ready standby not warmed up yet a cluster to warm its Kafka clients against."""
+    pending = [s for s in waiting if s.ready and not (s.folder / standby_folder.WARMED).exists()
+               and not (s.folder / standby_folder.WARM_UP).exists()]
+    cluster = warm_up_cluster() if pending else None
+    if cluster is None:
+        return
+    for standby in pending:
+        standby_folder.write_warm_up(standby.folder, dataclasses.asdict(cluster.connection()))
+        log.info("standby driver %s warms its Kafka clients up against %r", standby.folder.name, cluster.alias)
+
+
+def warm_up_cluster() -> Cluster | None:
+    """The cluster a new mirror most likely reads: the newest mirror's source, else the newest cluster.
+    (Any cluster warms the clients' code; one with the same security protocol warms the same paths.)"""
+    mirror = Mirror.objects.select_related("source").order_by("-created_at", "-id").first()
+    if mirror is not None:
+        return mirror.source
+    return Cluster.objects.order_by("-created_at", "-id").first()
 
 
 def _starting_applications(pool: list[Standby]) -> bool:

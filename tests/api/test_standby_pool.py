@@ -15,8 +15,9 @@ from django.utils import timezone
 from controlplane.infra import class_archive, processes
 from controlplane.infra import spark as spark_jars
 from mirrorcore import standby_folder
-from mirrors.models import Deployment, Mirror
+from mirrors.models import Cluster, Deployment, Mirror
 from mirrors.services import runtime, standby
+from spark_runtime import standby as spark_standby
 from tests.integration.waiting import wait_for
 
 pytestmark = pytest.mark.django_db
@@ -103,6 +104,33 @@ def test_a_claimed_standby_is_the_mirrors_driver_and_is_stopped_as_such(fake_dri
     assert not processes.exists(pid)
     standby.maintain()
     assert not waiting.folder.exists(), "a dead claimed standby's folder is cleared"
+
+
+@override_settings(STANDBY_DRIVERS=1)
+def test_a_ready_standby_is_handed_one_cluster_to_warm_its_kafka_clients_against(fake_driver):
+    standby.maintain()
+    [waiting] = wait_for(lambda: ready(standby.standbys()), 20, "a ready standby")
+    standby.maintain()
+    assert not (waiting.folder / standby_folder.WARM_UP).exists(), "no cluster registered: nothing to hand over"
+
+    east = Cluster.objects.create(alias="east", bootstrap_servers="east:9092", security_protocol="SASL_SSL",
+                                  sasl_mechanism="SCRAM-SHA-512", username="mirror", password="s3cret")
+    west = Cluster.objects.create(alias="west", bootstrap_servers="west:9092")
+    assert standby.warm_up_cluster() == west, "no mirror yet: the newest cluster"
+    Mirror.objects.create(name="m1", source=east, target=west)
+    assert standby.warm_up_cluster() == east, "the newest mirror's source"
+
+    standby.maintain()
+    handed = waiting.folder / standby_folder.WARM_UP
+    assert handed.stat().st_mode & 0o777 == 0o600, "it holds credentials: this user's only"
+    connection = standby_folder.take_warm_up(waiting.folder)
+    assert connection is not None and not handed.exists(), "taken as it is read"
+    assert (connection["alias"], connection["bootstrap_servers"], connection["password"]) == ("east", "east:9092",
+                                                                                              "s3cret")
+
+    (waiting.folder / standby_folder.WARMED).write_text("under way: east\n")
+    standby.maintain()
+    assert not handed.exists(), "one warm-up per standby"
 
 
 @override_settings(STANDBY_DRIVERS=1)
@@ -206,3 +234,13 @@ def test_an_upgrade_in_place_changes_the_launch_key(monkeypatch, tmp_path):
     before = job.key
     module.write_text("VERSION = 22\n")
     assert job.key != before
+
+
+def test_a_waiting_standby_passes_a_handed_over_connection_on_once(tmp_path):
+    standby_folder.write_warm_up(tmp_path, {"alias": "east", "bootstrap_servers": "east:9092"})
+    handed: list[dict] = []
+    stop_after = iter(range(spark_standby.FOLDER_CHECK_POLLS + 1))
+    claim = spark_standby.wait_for_claim(tmp_path, lambda: next(stop_after, None) is None, handed.append)
+    assert claim is None and handed == [{"alias": "east", "bootstrap_servers": "east:9092"}]
+    assert not (tmp_path / standby_folder.WARM_UP).exists()
+    assert standby_folder.take_warm_up(tmp_path) is None

@@ -1,5 +1,6 @@
-"""Standby drivers on real Spark and brokers: a mirror takes a ready one, its records arrive within
-seconds of its creation, the pool refills, and the claimed driver is the mirror's in every respect."""
+"""Standby drivers on real Spark and brokers: a ready one warms its Kafka clients up against a registered
+cluster, a mirror takes it, its records arrive within seconds of its creation, the pool refills, and the
+claimed driver is the mirror's in every respect."""
 
 from __future__ import annotations
 
@@ -28,6 +29,15 @@ def ready_standbys() -> list[standby.Standby]:
     return [s for s in standby.standbys() if s.alive and s.ready and s.claim is None]
 
 
+def warm_up_note(item: standby.Standby) -> str | None:
+    """What the standby's Kafka warm-up did, once it is over."""
+    try:
+        note = (item.folder / standby_folder.WARMED).read_text().strip()
+    except OSError:
+        return None
+    return None if note.startswith("under way") else note
+
+
 def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstack, yarn_cluster, control_plane,
                                                                     unique, figures):
     """With the YARN test bed up, the worker's HADOOP_CONF_DIR makes HDFS the default file system: the
@@ -37,12 +47,18 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
     kafka_tools.create_topic(east, topic, PARTITIONS)
     expected = kafka_tools.backfill(RECORDS, PARTITIONS)
     kafka_tools.produce(east, topic, expected)
+    kafka_tools.create_topic(west, f"warm-{unique}", 1)  # west, the newest cluster, has a topic to fetch from
     create_clusters(api, devstack)
 
     with control_plane["worker_with"](MIRRORPLANE_STANDBY_DRIVERS="1"):
         started = time.monotonic()
         [waiting] = wait_for(lambda: ready_standbys() or None, READY_WITHIN, "a ready standby driver")
         figures(f"standby driver ready {time.monotonic() - started:.1f} s after the worker started")
+        # The pool hands it a registered cluster, against which its Java Kafka clients make their first requests.
+        warmed = wait_for(lambda: warm_up_note(waiting), 60, "the standby's Kafka clients to warm up")
+        assert warmed.startswith("west: 1 nodes") and "records fetched, producer metadata" in warmed, warmed
+        figures(f"standby warmed its Kafka clients up {time.monotonic() - started:.1f} s after the worker "
+                f"started ({warmed})")
 
         created = time.monotonic()
         response = api.post("/api/v1/mirrors/", {
@@ -65,7 +81,7 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         assert status["application"]["state"] == "running"
         assert runtime.running_apps()[name].drivers == [waiting.leader]
         log = (runtime.work_dir(name) / runtime.DRIVER_LOG).read_text()
-        assert f"claimed for mirror {name}" in log
+        assert f"claimed for mirror {name}" in log and "Kafka clients warmed up against" in log
         assert "falling behind" not in log and "warm-up" not in log, "the warm-up leaves no warnings to the mirror"
 
         # The pool refills while the mirror runs.
