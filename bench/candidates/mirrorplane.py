@@ -286,10 +286,10 @@ class Mirrorplane(Candidate):
         return {"effective_tasks": self.effective_tasks or None,
                 "timeline_seconds": dict(self.timeline), "micro_batches": batches,
                 "batches_total": metrics.get("batches"), "records_total": metrics.get("records"),
-                "driver_log": str(self._keep_driver_log())}
+                "driver_log": str(self._keep_driver_log().relative_to(self.env.work_dir))}
 
     def _keep_driver_log(self) -> Path:
-        """A copy of the run's driver log, which is deleted with the mirror."""
+        """A copy of the run's driver log (deleted with the mirror), in the work folder's `logs`."""
         label = self._spec().label
         kept = self.env.work_dir / "logs" / f"{label}.driver.log"
         kept.parent.mkdir(parents=True, exist_ok=True)
