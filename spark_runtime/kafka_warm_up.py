@@ -1,17 +1,27 @@
-"""A standby driver's first requests with Java Kafka clients, made before any mirror waits for them.
+"""A standby driver's first Kafka requests and Kafka queries, made before any mirror waits for them.
 
 The first admin client of a JVM takes most of a second to answer its first request (measured 0.85 s,
 against 0.05 s for the next): Kafka's protocol classes initialise, and its network, request and
 response code runs for the first time. A mirror's query meets all of it between its start and its
 first record: Spark's Kafka source lists offsets with an admin client, and its tasks start a consumer
-and a producer. A standby runs the same clients against a cluster the control plane knows, read-only:
-the cluster's nodes and topics, one partition's offsets, a few records of it (the `heartbeats` topic
-when there is one), and a producer's metadata. The records are dropped; nothing is written or committed.
+and a producer. Then Spark generates and compiles the code of the query's row conversions (about 0.1 s
+each, several per query), which it caches per JVM.
+
+A standby does all of that against a cluster the control plane knows, read-only: the cluster's nodes
+and topics, one partition's offsets, a few of its last records (the `heartbeats` topic when there is
+one), a producer's metadata, then a micro-batch query and a real-time query of Spark's Kafka source over
+those records, whose rows are dropped (`DiscardingWriter`). Nothing is written or committed. A claim
+stops it where it is (`claimed`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import shutil
+import threading
+import time
+from pathlib import Path
 from typing import Any
 
 from mirrorcore.connection import ClusterConnection
@@ -19,24 +29,165 @@ from mirrorcore.connection import ClusterConnection
 log = logging.getLogger(__name__)
 
 TIMEOUT_MS = 5_000
+QUERY_SECONDS = 10.0  # each warm-up query runs until it has read its records, or this long
 RECORDS = 16
 PREFERRED_TOPIC = "heartbeats"
 _BYTES = "org.apache.kafka.common.serialization.ByteArray"
 
 
-def warm_clients(jvm: Any, connection: ClusterConnection) -> str:
-    """Run the clients' first requests against `connection`; returns what was done, for the log.
-    Errors end the warm-up early, and are returned, never raised: the mirror's clients report their own."""
-    base = connection.java_properties() | {"client.id": "mirrorplane-standby"}
-    done: list[str] = []
-    try:
-        topic = _admin_requests(jvm, base, done)
-        if topic is not None:
-            _fetch(jvm, base, topic, done)
-            _producer_metadata(jvm, base, topic, done)
-    except Exception as error:  # noqa: BLE001 - py4j raises the JVM's errors under several types
-        done.append(f"stopped: {_reason(error)}")
-    return f"{connection.alias}: " + ", ".join(done)
+class KafkaWarmUp:
+    def __init__(self, spark: Any, connection: ClusterConnection, folder: Path, claimed: threading.Event) -> None:
+        self.spark = spark
+        self.jvm = spark.sparkContext._jvm
+        self.connection = connection
+        self.folder = folder
+        self.claimed = claimed
+        self.base = connection.java_properties() | {"client.id": "mirrorplane-standby"}
+        self.done: list[str] = []
+        self.topic: str | None = None
+        self.end = 0  # the end offset of the topic's partition 0
+
+    def run(self) -> str:
+        """Run the warm-up; returns what was done, for the log. Errors end it early and are returned,
+        never raised: the mirror's own clients report theirs."""
+        try:
+            self._admin_requests()
+            if self.topic is not None:
+                self._fetch()
+                self._producer_metadata()
+                self._queries()
+        except Exception as error:  # noqa: BLE001 - py4j raises the JVM's errors under several types
+            self.done.append(f"stopped: {_reason(error)}")
+        return f"{self.connection.alias}: " + ", ".join(self.done)
+
+    # -- clients -----------------------------------------------------------------------------
+
+    def _properties(self, values: dict[str, str]) -> Any:
+        properties = self.jvm.java.util.Properties()
+        for key, value in values.items():
+            properties.setProperty(key, value)
+        return properties
+
+    def _admin_requests(self) -> None:
+        """Nodes, topics and one partition's offsets, as Spark's Kafka source asks."""
+        jvm, unit = self.jvm, self.jvm.java.util.concurrent.TimeUnit.MILLISECONDS
+        admin = jvm.org.apache.kafka.clients.admin.Admin.create(self._properties(self.base))
+        try:
+            nodes = admin.describeCluster().nodes().get(TIMEOUT_MS, unit)
+            self.done.append(f"{nodes.size()} nodes")
+            names = sorted(str(name) for name in admin.listTopics().names().get(TIMEOUT_MS, unit))
+            topics = [name for name in names if not name.startswith("__")]
+            if not topics:
+                return
+            topic = PREFERRED_TOPIC if PREFERRED_TOPIC in topics else topics[0]
+            admin.describeTopics(jvm.java.util.List.of(topic)).allTopicNames().get(TIMEOUT_MS, unit)
+            partition = jvm.org.apache.kafka.common.TopicPartition(topic, 0)
+            latest = jvm.org.apache.kafka.clients.admin.OffsetSpec.latest()
+            offsets = admin.listOffsets(jvm.java.util.Map.of(partition, latest)).all().get(TIMEOUT_MS, unit)
+            self.topic, self.end = topic, int(offsets.get(partition).offset())
+            self.done.append(f"offsets of {topic}")
+        finally:
+            admin.close(jvm.java.time.Duration.ZERO)
+
+    def _first_offset(self) -> int:
+        return max(0, self.end - RECORDS)
+
+    def _fetch(self) -> None:
+        """The partition's last records, read without a group (nothing committed)."""
+        jvm = self.jvm
+        consumer = jvm.org.apache.kafka.clients.consumer.KafkaConsumer(self._properties(self.base | {
+            "key.deserializer": f"{_BYTES}Deserializer", "value.deserializer": f"{_BYTES}Deserializer",
+            "enable.auto.commit": "false", "max.poll.records": str(RECORDS),
+        }))
+        try:
+            partition = jvm.org.apache.kafka.common.TopicPartition(self.topic, 0)
+            consumer.assign(jvm.java.util.List.of(partition))
+            consumer.seek(partition, self._first_offset())
+            records = consumer.poll(jvm.java.time.Duration.ofMillis(TIMEOUT_MS // 5))
+            self.done.append(f"{records.count()} records fetched")
+        finally:
+            consumer.close(jvm.java.time.Duration.ZERO)
+
+    def _producer_metadata(self) -> None:
+        """A producer's connection and its metadata of the topic; nothing is sent."""
+        producer = self.jvm.org.apache.kafka.clients.producer.KafkaProducer(self._properties(self.base | {
+            "key.serializer": f"{_BYTES}Serializer", "value.serializer": f"{_BYTES}Serializer",
+            "max.block.ms": str(TIMEOUT_MS),
+        }))
+        try:
+            producer.partitionsFor(self.topic)
+            self.done.append("producer metadata")
+        finally:
+            producer.close(self.jvm.java.time.Duration.ZERO)
+
+    # -- queries -----------------------------------------------------------------------------
+
+    def _queries(self) -> None:
+        """A micro-batch query and a real-time one over the partition's last records, rows dropped.
+        Nothing these throwaway queries log reaches the log a mirror will inherit: stopping a real-time
+        query aborts its tasks, which Spark logs as errors."""
+        context = self.spark.sparkContext
+        context.setLogLevel("OFF")
+        try:
+            if not self.claimed.is_set():
+                self._micro_batch_query()
+            if not self.claimed.is_set():
+                self._real_time_query()
+        finally:
+            self._until_no_job_runs()
+            context.setLogLevel("WARN")
+
+    def _until_no_job_runs(self, seconds: float = 5.0) -> None:
+        """Until the stopped queries' jobs are gone (their tasks log as they end)."""
+        tracker = self.spark.sparkContext.statusTracker()
+        deadline = time.monotonic() + seconds
+        while tracker.getActiveJobsIds() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def _reader(self) -> Any:
+        options = {f"kafka.{key}": value for key, value in self.base.items() if key != "client.id"} | {
+            "assign": json.dumps({self.topic: [0]}),
+            "startingOffsets": json.dumps({self.topic: {"0": self._first_offset()}}),
+            "includeHeaders": "true", "failOnDataLoss": "false",
+        }
+        reader = self.spark.readStream.format("kafka")
+        for key, value in options.items():
+            reader = reader.option(key, value)
+        return reader
+
+    def _micro_batch_query(self) -> None:
+        checkpoint = self.folder / "warm-up-kafka-micro-batch"
+        query = (self._reader().option("maxOffsetsPerTrigger", RECORDS).load()
+                 .writeStream.format("noop").option("checkpointLocation", checkpoint.as_uri()).start())
+        try:
+            self._until(lambda: (query.lastProgress or {}).get("batchId", -1) >= 0)
+            self.done.append("a micro-batch query")
+        finally:
+            query.stop()
+            shutil.rmtree(checkpoint, ignore_errors=True)
+
+    def _real_time_query(self) -> None:
+        jvm = self.jvm
+        checkpoint = self.folder / "warm-up-kafka-real-time"
+        writer = jvm.io.mirrorplane.spark.DiscardingWriter()
+        trigger = jvm.org.apache.spark.sql.streaming.Trigger.RealTime("5 seconds")
+        before = jvm.io.mirrorplane.spark.DiscardingWriter.rows()
+        query = (self._reader().load()._jdf.writeStream().outputMode("update").foreach(writer).trigger(trigger)
+                 .option("checkpointLocation", checkpoint.as_uri()).start())
+        try:
+            if self.end > 0:
+                self._until(lambda: jvm.io.mirrorplane.spark.DiscardingWriter.rows() > before)
+            else:  # no record to read: its tasks start, which is most of it
+                self._until(lambda: False, seconds=3.0)
+            self.done.append("a real-time query")
+        finally:
+            query.stop()
+            shutil.rmtree(checkpoint, ignore_errors=True)
+
+    def _until(self, condition: Any, seconds: float = QUERY_SECONDS) -> None:
+        deadline = time.monotonic() + seconds
+        while not condition() and not self.claimed.is_set() and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 def _reason(error: Exception) -> str:
@@ -44,61 +195,3 @@ def _reason(error: Exception) -> str:
     java = getattr(error, "java_exception", None)
     text = str(java.toString()) if java is not None else str(error)
     return (text.splitlines() or [""])[0][:300]
-
-
-def _properties(jvm: Any, values: dict[str, str]) -> Any:
-    properties = jvm.java.util.Properties()
-    for key, value in values.items():
-        properties.setProperty(key, value)
-    return properties
-
-
-def _admin_requests(jvm: Any, base: dict[str, str], done: list[str]) -> str | None:
-    """Nodes, topics and one partition's offsets, as Spark's Kafka source asks; the topic read next."""
-    unit = jvm.java.util.concurrent.TimeUnit.MILLISECONDS
-    admin = jvm.org.apache.kafka.clients.admin.Admin.create(_properties(jvm, base))
-    try:
-        nodes = admin.describeCluster().nodes().get(TIMEOUT_MS, unit)
-        done.append(f"{nodes.size()} nodes")
-        names = sorted(str(name) for name in admin.listTopics().names().get(TIMEOUT_MS, unit))
-        topics = [name for name in names if not name.startswith("__")]
-        if not topics:
-            return None
-        topic = PREFERRED_TOPIC if PREFERRED_TOPIC in topics else topics[0]
-        admin.describeTopics(jvm.java.util.List.of(topic)).allTopicNames().get(TIMEOUT_MS, unit)
-        partition = jvm.org.apache.kafka.common.TopicPartition(topic, 0)
-        latest = jvm.org.apache.kafka.clients.admin.OffsetSpec.latest()
-        admin.listOffsets(jvm.java.util.Map.of(partition, latest)).all().get(TIMEOUT_MS, unit)
-        done.append(f"offsets of {topic}")
-        return topic
-    finally:
-        admin.close(jvm.java.time.Duration.ZERO)
-
-
-def _fetch(jvm: Any, base: dict[str, str], topic: str, done: list[str]) -> None:
-    """A few records of the topic's first partition, read without a group (nothing committed)."""
-    consumer = jvm.org.apache.kafka.clients.consumer.KafkaConsumer(_properties(jvm, base | {
-        "key.deserializer": f"{_BYTES}Deserializer", "value.deserializer": f"{_BYTES}Deserializer",
-        "enable.auto.commit": "false", "max.poll.records": str(RECORDS),
-    }))
-    try:
-        partition = jvm.org.apache.kafka.common.TopicPartition(topic, 0)
-        consumer.assign(jvm.java.util.List.of(partition))
-        consumer.seekToBeginning(jvm.java.util.List.of(partition))
-        records = consumer.poll(jvm.java.time.Duration.ofMillis(TIMEOUT_MS // 5))
-        done.append(f"{records.count()} records fetched")
-    finally:
-        consumer.close(jvm.java.time.Duration.ZERO)
-
-
-def _producer_metadata(jvm: Any, base: dict[str, str], topic: str, done: list[str]) -> None:
-    """A producer's connection and its metadata of the topic; nothing is sent."""
-    producer = jvm.org.apache.kafka.clients.producer.KafkaProducer(_properties(jvm, base | {
-        "key.serializer": f"{_BYTES}Serializer", "value.serializer": f"{_BYTES}Serializer",
-        "max.block.ms": str(TIMEOUT_MS),
-    }))
-    try:
-        producer.partitionsFor(topic)
-        done.append("producer metadata")
-    finally:
-        producer.close(jvm.java.time.Duration.ZERO)

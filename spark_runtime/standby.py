@@ -28,6 +28,7 @@ log = logging.getLogger("mirrorplane.standby")
 
 POLL_SECONDS = 0.05
 FOLDER_CHECK_POLLS = 20  # is the folder still there, is there a warm-up: once a second
+WARM_UP_STOP_SECONDS = 10.0
 
 
 def main(argv: list[str]) -> int:
@@ -44,12 +45,18 @@ def serve(folder_name: str) -> int:
     warm_up(session, folder)
     standby_folder.write_atomically(folder / standby_folder.READY, f"{time.time():.3f}\n")
     log.info("standby driver ready after %.1f s", time.monotonic() - started)
+    claimed = threading.Event()
+    warm_ups: list[threading.Thread] = []
 
     def warm_up_in_background(connection: dict) -> None:
-        threading.Thread(target=warm_kafka_clients, args=(session.sparkContext._jvm, folder, connection),
-                         daemon=True, name="kafka-warm-up").start()
+        warm_ups.append(threading.Thread(target=warm_up_kafka, args=(session, folder, connection, claimed),
+                                         daemon=True, name="kafka-warm-up"))
+        warm_ups[-1].start()
 
     claim = wait_for_claim(folder, lambda: bool(stopping), warm_up_in_background)
+    claimed.set()
+    for thread in warm_ups:  # its queries stop at once: the mirror's query gets the task slots
+        thread.join(WARM_UP_STOP_SECONDS)
     if claim is None:
         log.info("standby driver leaving unclaimed")
         session.stop()
@@ -103,16 +110,16 @@ def _warm_kafka_consumer(jvm: Any) -> None:
     jvm.org.apache.kafka.clients.consumer.KafkaConsumer(properties).close(jvm.java.time.Duration.ZERO)
 
 
-def warm_kafka_clients(jvm: Any, folder: Path, connection: dict) -> None:
-    """Warm the Java Kafka clients against the cluster the control plane handed over (in the
-    background: a claim meanwhile is served at once), and say how it went in `warmed`."""
+def warm_up_kafka(session: Any, folder: Path, connection: dict, claimed: threading.Event) -> None:
+    """Warm Kafka's clients and Spark's Kafka source up against the cluster the control plane handed
+    over (in the background; a claim stops it), and say how it went in `warmed`."""
     standby_folder.write_atomically(folder / standby_folder.WARMED, f"under way: {connection.get('alias')}\n")
     try:
-        note = kafka_warm_up.warm_clients(jvm, ClusterConnection.from_dict(connection))
+        note = kafka_warm_up.KafkaWarmUp(session, ClusterConnection.from_dict(connection), folder, claimed).run()
     except (TypeError, ValueError) as error:
         note = f"the connection handed over cannot be used: {error}"
     standby_folder.write_atomically(folder / standby_folder.WARMED, note + "\n")
-    log.info("Kafka clients warmed up against %s", note)
+    log.info("Kafka warmed up against %s", note)
 
 
 def wait_for_claim(folder: Path, stopping: Callable[[], bool],

@@ -47,18 +47,22 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
     kafka_tools.create_topic(east, topic, PARTITIONS)
     expected = kafka_tools.backfill(RECORDS, PARTITIONS)
     kafka_tools.produce(east, topic, expected)
-    kafka_tools.create_topic(west, f"warm-{unique}", 1)  # west, the newest cluster, has a topic to fetch from
+    warm_topic = f"warm-{unique}"  # west, the newest cluster, has a topic with records to read
+    kafka_tools.create_topic(west, warm_topic, 1)
+    kafka_tools.produce(west, warm_topic, kafka_tools.backfill(20, 1))
     create_clusters(api, devstack)
 
     with control_plane["worker_with"](MIRRORPLANE_STANDBY_DRIVERS="1"):
         started = time.monotonic()
         [waiting] = wait_for(lambda: ready_standbys() or None, READY_WITHIN, "a ready standby driver")
         figures(f"standby driver ready {time.monotonic() - started:.1f} s after the worker started")
-        # The pool hands it a registered cluster, against which its Java Kafka clients make their first requests.
-        warmed = wait_for(lambda: warm_up_note(waiting), 60, "the standby's Kafka clients to warm up")
-        assert warmed.startswith("west: 1 nodes") and "records fetched, producer metadata" in warmed, warmed
-        figures(f"standby warmed its Kafka clients up {time.monotonic() - started:.1f} s after the worker "
-                f"started ({warmed})")
+        # The pool hands it a registered cluster, against which its Java Kafka clients make their first
+        # requests and Spark's Kafka source runs a micro-batch and a real-time query.
+        warmed = wait_for(lambda: warm_up_note(waiting), 60, "the standby's Kafka warm-up")
+        assert warmed.startswith("west: 1 nodes") and warmed.endswith(
+            "records fetched, producer metadata, a micro-batch query, a real-time query"), warmed
+        figures(f"standby's Kafka warm-up over {time.monotonic() - started:.1f} s after the worker started "
+                f"({warmed})")
 
         created = time.monotonic()
         response = api.post("/api/v1/mirrors/", {
@@ -81,7 +85,7 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         assert status["application"]["state"] == "running"
         assert runtime.running_apps()[name].drivers == [waiting.leader]
         log = (runtime.work_dir(name) / runtime.DRIVER_LOG).read_text()
-        assert f"claimed for mirror {name}" in log and "Kafka clients warmed up against" in log
+        assert f"claimed for mirror {name}" in log and "Kafka warmed up against west" in log
         assert "falling behind" not in log and "warm-up" not in log, "the warm-up leaves no warnings to the mirror"
 
         # The pool refills while the mirror runs.
