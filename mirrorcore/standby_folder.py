@@ -10,8 +10,9 @@ session is up, and it waits for a claim. Its folder holds:
 - `claim.json`: written by the control plane, once and whole, naming the mirror and its
   configuration file; the driver then runs that mirror's application, and exits with it;
 - `warm-up.json`: written by the control plane into a ready standby's folder, at most once: the
-  connection of a cluster it knows (`ClusterConnection` fields), for the driver to run its Java Kafka
-  clients' first requests against before any mirror waits for them; the driver deletes it on reading;
+  connection of a cluster it knows (`ClusterConnection` fields), against which the driver warms up its
+  Java Kafka clients and Spark's Kafka source before any mirror waits for them
+  (spark_runtime/kafka_warm_up.py); the driver deletes it on reading;
 - `warmed`: written by the driver when that warm-up is over, saying how it went;
 - `driver.log`: the process's output (the claimed mirror's folder links to it).
 
@@ -81,8 +82,8 @@ def write_claim(folder: Path, claim: Claim) -> bool:
 
 
 def write_warm_up(folder: Path, connection: dict[str, Any]) -> None:
-    """Hand the driver a cluster to warm its Kafka clients against (readable by this user only: it may
-    hold credentials)."""
+    """Hand the driver a cluster to warm Kafka up against (readable by this user only: it may hold
+    credentials)."""
     partial = folder / f".{WARM_UP}.partial"
     partial.touch(mode=0o600)
     partial.write_text(json.dumps(connection))

@@ -3,7 +3,7 @@ a mirror created through the REST API (token auth), replicated by the Spark appl
 reconciler submits. Product defaults throughout (SPARK_MASTER local[2], 1g driver, reconcile every 2 s).
 
 The clock starts at the POST creating the mirror. With standby drivers (the default, one), each run
-starts once one is ready and has warmed its Kafka clients up against a registered cluster, and its
+starts once one is ready and has warmed Kafka up against a registered cluster, and its
 mirror takes it, as a mirror created on an installation that has been up a while does. The
 resources measured are those of the mirror's Spark application (its process group: spark-submit's
 JVM and the Python driver; a standby's CPU from its own start on); the control plane's CPU during the
@@ -187,8 +187,8 @@ class Mirrorplane(Candidate):
         return sorted(found.items())
 
     def _waiting_standby(self) -> Path | None:
-        """A standby ready, unclaimed and done warming its Kafka clients up (the control plane hands it
-        a cluster once one is registered, as every run's is before this is asked)."""
+        """A standby ready, unclaimed and done warming Kafka up (the control plane hands it a cluster
+        once one is registered, as every run's is before this is asked)."""
         for folder, _ in self._standbys():
             if ((folder / standby_folder.READY).exists() and standby_folder.read_claim(folder) is None
                     and _warmed(folder)):

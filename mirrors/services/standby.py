@@ -153,7 +153,8 @@ def maintain() -> None:
 
 
 def _hand_over_warm_ups(waiting: list[Standby]) -> None:
-    """Give each ready standby not warmed up yet a cluster to warm its Kafka clients against."""
+    """Give each ready standby not warmed up yet a cluster to warm Kafka up against (its clients and
+    Spark's Kafka source: spark_runtime/kafka_warm_up.py)."""
     pending = [s for s in waiting if s.ready and not (s.folder / standby_folder.WARMED).exists()
                and not (s.folder / standby_folder.WARM_UP).exists()]
     cluster = warm_up_cluster() if pending else None
@@ -161,12 +162,12 @@ def _hand_over_warm_ups(waiting: list[Standby]) -> None:
         return
     for standby in pending:
         standby_folder.write_warm_up(standby.folder, dataclasses.asdict(cluster.connection()))
-        log.info("standby driver %s warms its Kafka clients up against %r", standby.folder.name, cluster.alias)
+        log.info("standby driver %s warms Kafka up against %r", standby.folder.name, cluster.alias)
 
 
 def warm_up_cluster() -> Cluster | None:
     """The cluster a new mirror most likely reads: the newest mirror's source, else the newest cluster.
-    (Any cluster warms the clients' code; one with the same security protocol warms the same paths.)"""
+    (Any cluster warms the same code; one with the same security protocol warms its TLS or SASL paths.)"""
     mirror = Mirror.objects.select_related("source").order_by("-created_at", "-id").first()
     if mirror is not None:
         return mirror.source
