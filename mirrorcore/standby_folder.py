@@ -33,6 +33,7 @@ CLAIM = "claim.json"
 LOG = "driver.log"
 WARM_UP = "warm-up.json"
 WARMED = "warmed"
+WARMING_UP = "under way"  # how `warmed` begins while the warm-up runs
 FLAG = "--standby="
 
 
@@ -100,6 +101,15 @@ def take_warm_up(folder: Path) -> dict[str, Any] | None:
     finally:
         path.unlink(missing_ok=True)
     return data if isinstance(data, dict) else None
+
+
+def warm_up_outcome(folder: Path) -> str | None:
+    """What the driver's warm-up did, once it is over; None before it began and while it runs."""
+    try:
+        note = (folder / WARMED).read_text().strip()
+    except OSError:
+        return None
+    return None if note.startswith(WARMING_UP) else note
 
 
 def write_atomically(path: Path, text: str) -> None:

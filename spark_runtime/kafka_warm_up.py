@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mirrorcore.connection import ClusterConnection
+from spark_runtime.spark_query import describe_error, java_map
 
 log = logging.getLogger(__name__)
 
@@ -57,21 +58,17 @@ class KafkaWarmUp:
                 self._producer_metadata()
                 self._queries()
         except Exception as error:  # noqa: BLE001 - py4j raises the JVM's errors under several types
-            self.done.append(f"stopped: {_reason(error)}")
+            java = getattr(error, "java_exception", None)  # the Java exception behind py4j's error
+            cause = describe_error(str(java.toString()) if java is not None else error)
+            self.done.append("stopped: " + cause.replace("\n", "; "))
         return f"{self.connection.alias}: " + ", ".join(self.done)
 
     # -- clients -----------------------------------------------------------------------------
 
-    def _properties(self, values: dict[str, str]) -> Any:
-        properties = self.jvm.java.util.Properties()
-        for key, value in values.items():
-            properties.setProperty(key, value)
-        return properties
-
     def _admin_requests(self) -> None:
         """Nodes, topics and one partition's offsets, as Spark's Kafka source asks."""
         jvm, unit = self.jvm, self.jvm.java.util.concurrent.TimeUnit.MILLISECONDS
-        admin = jvm.org.apache.kafka.clients.admin.Admin.create(self._properties(self.base))
+        admin = jvm.org.apache.kafka.clients.admin.Admin.create(java_map(self.jvm, self.base))
         try:
             nodes = admin.describeCluster().nodes().get(TIMEOUT_MS, unit)
             self.done.append(f"{nodes.size()} nodes")
@@ -95,7 +92,7 @@ class KafkaWarmUp:
     def _fetch(self) -> None:
         """The partition's last records, read without a group (nothing committed)."""
         jvm = self.jvm
-        consumer = jvm.org.apache.kafka.clients.consumer.KafkaConsumer(self._properties(self.base | {
+        consumer = jvm.org.apache.kafka.clients.consumer.KafkaConsumer(java_map(self.jvm, self.base | {
             "key.deserializer": f"{_BYTES}Deserializer", "value.deserializer": f"{_BYTES}Deserializer",
             "enable.auto.commit": "false", "max.poll.records": str(RECORDS),
         }))
@@ -110,7 +107,7 @@ class KafkaWarmUp:
 
     def _producer_metadata(self) -> None:
         """A producer's connection and its metadata of the topic; nothing is sent."""
-        producer = self.jvm.org.apache.kafka.clients.producer.KafkaProducer(self._properties(self.base | {
+        producer = self.jvm.org.apache.kafka.clients.producer.KafkaProducer(java_map(self.jvm, self.base | {
             "key.serializer": f"{_BYTES}Serializer", "value.serializer": f"{_BYTES}Serializer",
             "max.block.ms": str(TIMEOUT_MS),
         }))
@@ -189,9 +186,3 @@ class KafkaWarmUp:
         while not condition() and not self.claimed.is_set() and time.monotonic() < deadline:
             time.sleep(0.05)
 
-
-def _reason(error: Exception) -> str:
-    """The Java exception behind a py4j error, on one line."""
-    java = getattr(error, "java_exception", None)
-    text = str(java.toString()) if java is not None else str(error)
-    return (text.splitlines() or [""])[0][:300]

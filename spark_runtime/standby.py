@@ -113,12 +113,13 @@ def _warm_kafka_consumer(jvm: Any) -> None:
 def warm_up_kafka(session: Any, folder: Path, connection: dict, claimed: threading.Event) -> None:
     """Warm Kafka's clients and Spark's Kafka source up against the cluster the control plane handed
     over (in the background; a claim stops it), and say how it went in `warmed`."""
-    standby_folder.write_atomically(folder / standby_folder.WARMED, f"under way: {connection.get('alias')}\n")
+    warmed = folder / standby_folder.WARMED
+    standby_folder.write_atomically(warmed, f"{standby_folder.WARMING_UP}: {connection.get('alias')}\n")
     try:
         note = kafka_warm_up.KafkaWarmUp(session, ClusterConnection.from_dict(connection), folder, claimed).run()
     except (TypeError, ValueError) as error:
         note = f"the connection handed over cannot be used: {error}"
-    standby_folder.write_atomically(folder / standby_folder.WARMED, note + "\n")
+    standby_folder.write_atomically(warmed, note + "\n")
     log.info("Kafka warmed up against %s", note)
 
 

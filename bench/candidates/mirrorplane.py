@@ -191,7 +191,7 @@ class Mirrorplane(Candidate):
         once one is registered, as every run's is before this is asked)."""
         for folder, _ in self._standbys():
             if ((folder / standby_folder.READY).exists() and standby_folder.read_claim(folder) is None
-                    and _warmed(folder)):
+                    and standby_folder.warm_up_outcome(folder) is not None):
                 return folder
         return None
 
@@ -351,10 +351,3 @@ class MirrorplaneOwnDrivers(Mirrorplane):
 
     def _standby_drivers(self) -> int:
         return 0
-
-
-def _warmed(folder: Path) -> bool:
-    try:
-        return not (folder / standby_folder.WARMED).read_text().startswith("under way")
-    except OSError:
-        return False

@@ -129,6 +129,7 @@ def test_a_ready_standby_is_handed_one_cluster_to_warm_its_kafka_clients_against
                                                                                               "s3cret")
 
     (waiting.folder / standby_folder.WARMED).write_text("under way: east\n")
+    assert standby_folder.warm_up_outcome(waiting.folder) is None, "not over yet"
     standby.maintain()
     assert not handed.exists(), "one warm-up per standby"
 

@@ -29,15 +29,6 @@ def ready_standbys() -> list[standby.Standby]:
     return [s for s in standby.standbys() if s.alive and s.ready and s.claim is None]
 
 
-def warm_up_note(item: standby.Standby) -> str | None:
-    """What the standby's Kafka warm-up did, once it is over."""
-    try:
-        note = (item.folder / standby_folder.WARMED).read_text().strip()
-    except OSError:
-        return None
-    return None if note.startswith("under way") else note
-
-
 def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstack, yarn_cluster, control_plane,
                                                                     unique, figures):
     """With the YARN test bed up, the worker's HADOOP_CONF_DIR makes HDFS the default file system: the
@@ -58,7 +49,7 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         figures(f"standby driver ready {time.monotonic() - started:.1f} s after the worker started")
         # The pool hands it a registered cluster, against which its Java Kafka clients make their first
         # requests and Spark's Kafka source runs a micro-batch and a real-time query.
-        warmed = wait_for(lambda: warm_up_note(waiting), 60, "the standby's Kafka warm-up")
+        warmed = wait_for(lambda: standby_folder.warm_up_outcome(waiting.folder), 60, "the standby's Kafka warm-up")
         assert warmed.startswith("west: 1 nodes") and warmed.endswith(
             "records fetched, producer metadata, a micro-batch query, a real-time query"), warmed
         figures(f"standby's Kafka warm-up over {time.monotonic() - started:.1f} s after the worker started "
