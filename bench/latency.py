@@ -3,8 +3,9 @@ the candidate mirrors it, a reader on the target computing each record's arrival
 timestamp.
 
 Phases: warm-up (the candidate starts, catches up with what was produced meanwhile, and runs at least
-`WARMUP_STEADY_SECONDS` with less than a second of records waiting and in the state it keeps under
-steady traffic, `Candidate.settling`, or keeps up after `SETTLE_GRACE_SECONDS` in another), then
+`WARMUP_STEADY_SECONDS` with less than a second of records waiting, its own start over
+(`Candidate.starting`), and in the state it keeps under steady traffic, `Candidate.settling`, or
+keeping up after `SETTLE_GRACE_SECONDS` in another), then
 `seconds` of measured records (keys starting with "m"), then a drain of at most `DRAIN_SECONDS`. Only
 measured records count; a measured record that never arrives is reported as missing. The record
 timestamp is the producer's CreateTime, set when the application hands the record to its client.
@@ -253,6 +254,36 @@ class RateProducer:
         self.producer.flush(30)
 
 
+class SteadyWait:
+    """When the warm-up is over: the candidate's start is over, it keeps up (less than a second of
+    records waiting) and has for `WARMUP_STEADY_SECONDS` in the state it keeps under steady traffic,
+    or for `SETTLE_GRACE_SECONDS` since its first record in another. Past `WARMUP_TIMEOUT_SECONDS`
+    the run fails."""
+
+    def __init__(self, candidate: Candidate, rate: int) -> None:
+        self.candidate, self.rate = candidate, rate
+        self.keeping_up_since: float | None = None
+
+    def reached(self, sent: int, elapsed: float, first_arrival: float, received: int, now: float) -> bool:
+        starting, settling = self.candidate.starting(), self.candidate.settling()
+        if elapsed > WARMUP_TIMEOUT_SECONDS:
+            behind = sent - received
+            why = starting or settling
+            raise TimeoutError(f"no steady replication within {WARMUP_TIMEOUT_SECONDS:.0f} s: {sent:,} records "
+                               f"sent, {behind:,} ({behind / self.rate:.1f} s) not on the target yet"
+                               + (f"; {why}" if why else ""))
+        if not first_arrival or sent - received >= self.rate or starting is not None:
+            self.keeping_up_since = None
+            return False
+        if settling is not None:
+            # In a state it would leave under less load (Mirrorplane's micro-batches at a high rate): measured as
+            # it is once it has run SETTLE_GRACE_SECONDS since its first record and is keeping up.
+            self.keeping_up_since = None
+            return now - first_arrival >= SETTLE_GRACE_SECONDS
+        self.keeping_up_since = self.keeping_up_since or now
+        return now - self.keeping_up_since >= WARMUP_STEADY_SECONDS
+
+
 def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, seconds: float, key_bytes: int,
             record_bytes: int, say: Callable[[str], None] = print) -> dict:
     create_topic(env.source, spec.topic, spec.partitions)
@@ -268,28 +299,13 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
         candidate.start(spec)
         reader.start()
 
-        steady_since: list[float | None] = [None]  # since when the candidate has kept up
+        steady = SteadyWait(candidate, rate)
 
         def warmed(sent: int, elapsed: float) -> bool:
-            first, received = reader.state.first_arrival.value, reader.state.warm.value
-            settling = candidate.settling()
-            if elapsed > WARMUP_TIMEOUT_SECONDS:
-                behind = sent - received
-                raise TimeoutError(f"no steady replication within {WARMUP_TIMEOUT_SECONDS:.0f} s: {sent:,} records "
-                                   f"sent, {behind:,} ({behind / rate:.1f} s) not on the target yet"
-                                   + (f"; {settling}" if settling else ""))
             if why := (candidate.failure() or reader.alive_error):
                 raise RuntimeError(why)
-            if not first or sent - received >= rate:
-                steady_since[0] = None
-                return False
-            if settling is not None:
-                # In a state it would leave under less load (Mirrorplane's micro-batches at a high rate): measured as
-                # it is once it has run SETTLE_GRACE_SECONDS since its first record and is keeping up.
-                steady_since[0] = None
-                return time.monotonic() - first >= SETTLE_GRACE_SECONDS
-            since = steady_since[0] = steady_since[0] or time.monotonic()
-            return time.monotonic() - since >= WARMUP_STEADY_SECONDS
+            return steady.reached(sent, elapsed, reader.state.first_arrival.value, reader.state.warm.value,
+                                  time.monotonic())
 
         warm, warm_seconds = producer.run(b"w", warmed)
         result["warmup_records"] = warm

@@ -70,6 +70,12 @@ class Candidate(ABC):
         until this is None."""
         return None
 
+    def starting(self) -> str | None:
+        """Why the candidate's own start is not over yet (e.g. a process it starts beside the mirror
+        after it), else None. Unlike `settling`, this always ends: the latency warm-up waits for it
+        without a grace period."""
+        return None
+
     def details(self) -> dict:
         """What the candidate can tell about the run (e.g. Spark micro-batches, `effective_tasks`: the
         tasks that really copied); asked before `stop`."""

@@ -272,9 +272,12 @@ class Mirrorplane(Candidate):
                                                   "at": round(time.monotonic() - self.started, 2)})
         return metrics
 
-    def settling(self) -> str | None:
+    def starting(self) -> str | None:
         if self._standby_drivers() > 0 and self._waiting_standby() is None:
-            return "the next standby driver is not ready yet (it starts 20 s after a claim)"
+            return "the next standby driver is not ready and warmed up yet (it starts 20 s after a claim)"
+        return None
+
+    def settling(self) -> str | None:
         return settling_reason(self.replication_mode)
 
     def details(self) -> dict:

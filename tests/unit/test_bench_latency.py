@@ -6,6 +6,7 @@ import multiprocessing
 
 import pytest
 
+from bench import latency
 from bench.candidates.mirrorplane import settling_reason
 from bench.latency import (
     ReaderState,
@@ -105,3 +106,39 @@ def test_tail_summary_tells_a_pause_from_noise():
 ])
 def test_a_mirror_copying_its_start_up_backlog_is_not_settled(replication_mode, settled):
     assert (settling_reason(replication_mode) is None) == settled
+
+
+class _Starting:
+    """A candidate whose start ends when `started` is set, in the steady state unless `settling`."""
+
+    def __init__(self, settling: str | None = None) -> None:
+        self.started, self.settling_reason = False, settling
+
+    def starting(self) -> str | None:
+        return None if self.started else "the next standby driver is not ready yet"
+
+    def settling(self) -> str | None:
+        return self.settling_reason
+
+
+def test_the_warm_up_waits_for_the_candidate_start_without_a_grace_period():
+    candidate = _Starting()
+    wait = latency.SteadyWait(candidate, rate=5000)
+    # keeping up for long past the settling grace: still starting, so not measured
+    assert not wait.reached(sent=500_000, elapsed=100, first_arrival=1.0, received=499_000, now=100.0)
+    candidate.started = True
+    assert not wait.reached(sent=505_000, elapsed=101, first_arrival=1.0, received=504_000, now=101.0)
+    assert wait.reached(sent=555_000, elapsed=111, first_arrival=1.0, received=554_000, now=111.0)
+    candidate.started = False
+    with pytest.raises(TimeoutError, match="standby driver is not ready"):
+        wait.reached(sent=2_000_000, elapsed=latency.WARMUP_TIMEOUT_SECONDS + 1, first_arrival=1.0,
+                     received=1_999_000, now=400.0)
+
+
+def test_the_warm_up_measures_a_settling_candidate_after_the_grace_period():
+    candidate = _Starting(settling="copying its start-up backlog in micro-batches")
+    candidate.started = True
+    wait = latency.SteadyWait(candidate, rate=5000)
+    assert not wait.reached(sent=100_000, elapsed=20, first_arrival=1.0, received=99_000, now=20.0)
+    assert not wait.reached(sent=100_000, elapsed=70, first_arrival=1.0, received=90_000, now=70.0), "behind"
+    assert wait.reached(sent=300_000, elapsed=70, first_arrival=1.0, received=299_000, now=70.0)
