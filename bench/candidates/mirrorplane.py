@@ -201,9 +201,11 @@ class Mirrorplane(Candidate):
         self.effective_tasks = 0
         self.replication_mode: dict = {}
         self.started = time.monotonic()
-        source: dict[str, Any] = {"tasks_max": spec.tasks}
+        source: dict[str, Any] = {"tasks_max": spec.tasks, "config": {}}
         if spec.compression != "none":
-            source["config"] = {"producer.override.compression.type": spec.compression}
+            source["config"]["producer.override.compression.type"] = spec.compression
+        if mode := os.environ.get("MIRRORPLANE_BENCH_REPLICATION_MODE"):
+            source["config"]["replication.mode"] = mode
         self._api().call("POST", "/api/v1/mirrors/", {
             "name": spec.label, "source": spec.alias, "target": TARGET, "topics": spec.topic,
             "connectors": {"source": source},
@@ -338,6 +340,7 @@ class Mirrorplane(Candidate):
                 "driver_java_options": os.environ.get("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", "-XX:+UseParallelGC"),
                 "driver_class_archive": str(archive) if archive.is_file() else None,
                 "standby_drivers": self._standby_drivers(),
+                "replication.mode": os.environ.get("MIRRORPLANE_BENCH_REPLICATION_MODE") or "auto",
                 "batch.max.records": DEFAULT_BATCH_MAX_RECORDS, "producer": dict(PRODUCER_DEFAULTS),
                 "reconcile_seconds": float(os.environ.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))}
 
