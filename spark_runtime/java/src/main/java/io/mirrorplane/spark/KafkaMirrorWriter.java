@@ -45,7 +45,8 @@ import org.slf4j.LoggerFactory;
 public final class KafkaMirrorWriter {
 
     private static final Logger LOG = LoggerFactory.getLogger(KafkaMirrorWriter.class);
-    private static final Map<Map<String, String>, KafkaProducer<byte[], byte[]>> PRODUCERS = new ConcurrentHashMap<>();
+    /** By configuration and index: a configuration may have several producers (see {@link #producer(Map, int)}). */
+    private static final Map<List<Object>, KafkaProducer<byte[], byte[]>> PRODUCERS = new ConcurrentHashMap<>();
     private static volatile boolean warnedAboutRows;
     /** Tasks of this JVM copying records now. */
     private static final AtomicInteger COPIES = new AtomicInteger();
@@ -241,7 +242,16 @@ public final class KafkaMirrorWriter {
     // -- producers ------------------------------------------------------------------------------
 
     static KafkaProducer<byte[], byte[]> producer(Map<String, String> config) {
-        return PRODUCERS.computeIfAbsent(config, KafkaMirrorWriter::newProducer);
+        return producer(config, 0);
+    }
+
+    /**
+     * The JVM's producer number {@code index} of {@code config}. Tasks that share a producer contend
+     * for its locks on every send: each of real-time mode's tasks, one per partition, has one of its
+     * own, as each of MM2's tasks does.
+     */
+    static KafkaProducer<byte[], byte[]> producer(Map<String, String> config, int index) {
+        return PRODUCERS.computeIfAbsent(List.of(config, index), key -> newProducer(config));
     }
 
     private static KafkaProducer<byte[], byte[]> newProducer(Map<String, String> config) {

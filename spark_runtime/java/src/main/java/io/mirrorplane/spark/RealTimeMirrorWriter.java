@@ -87,6 +87,7 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
     private final long maxOffsetLag;
     private final String syncTopic;
     private final HashMap<String, String> syncProducerConfig;
+    private final int producers;
 
     private transient TaskSink sink;
     private transient int known;
@@ -95,22 +96,26 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
 
     /**
      * {@code syncTopic} null: offset syncs are off. {@code syncProducerConfig}: the connection of
-     * the cluster holding the offset-syncs topic.
+     * the cluster holding the offset-syncs topic. {@code producers}: how many record producers the
+     * tasks take in turn, task {@code i} producer {@code i % producers} (the partition count: one each).
      */
     public RealTimeMirrorWriter(Map<String, String> producerConfig, Map<String, String> remoteTopics,
-                                long maxOffsetLag, String syncTopic, Map<String, String> syncProducerConfig) {
+                                long maxOffsetLag, String syncTopic, Map<String, String> syncProducerConfig,
+                                int producers) {
         this.producerConfig = new HashMap<>(producerConfig);
         this.remoteTopics = new HashMap<>(remoteTopics);
         this.maxOffsetLag = maxOffsetLag;
         this.syncTopic = syncTopic;
         this.syncProducerConfig = new HashMap<>(syncProducerConfig);
+        this.producers = Math.max(1, producers);
     }
 
     @Override
     public boolean open(long partitionId, long epochId) {
         syncFailure = new AtomicReference<>();
         KafkaProducer<byte[], byte[]> syncs = syncTopic == null ? null : syncProducer(syncProducerConfig);
-        sink = new TaskSink(KafkaMirrorWriter.producer(producerConfig), remoteTopics, maxOffsetLag, STATES,
+        sink = new TaskSink(KafkaMirrorWriter.producer(producerConfig, (int) (partitionId % producers)), remoteTopics,
+            maxOffsetLag, STATES,
             syncs == null ? null : key -> emitter(syncs, key));
         known = 0;
         KafkaMirrorWriter.copyStarted();

@@ -2,6 +2,7 @@ package io.mirrorplane.spark;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
@@ -27,6 +28,19 @@ class RealTimeMirrorWriterTest {
         assertEquals("zähler", new String(name, StandardCharsets.UTF_8), "the length counts UTF-8 bytes");
         assertEquals(70_000, key.getInt());
         assertEquals(0, key.remaining());
+    }
+
+    @Test
+    void eachIndexOfAConfigurationHasAProducerOfItsOwnThatLasts() {
+        Map<String, String> config = Map.of("bootstrap.servers", "127.0.0.1:9", "client.id", "producers-test");
+        try {
+            assertSame(KafkaMirrorWriter.producer(config, 1), KafkaMirrorWriter.producer(config, 1));
+            assertSame(KafkaMirrorWriter.producer(config), KafkaMirrorWriter.producer(config, 0));
+            assertNotSame(KafkaMirrorWriter.producer(config, 0), KafkaMirrorWriter.producer(config, 1),
+                "tasks with producers of their own do not contend for one producer's locks");
+        } finally {
+            KafkaMirrorWriter.reset();
+        }
     }
 
     @Test
