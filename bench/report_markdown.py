@@ -227,7 +227,7 @@ def _fairness_lines(settings: dict) -> list[str]:
         lines.append(f"- Mirrorplane: {mp.get('spark_master')}{threads}, driver {mp.get('driver_memory')}, JVM "
                      f"`{mp.get('driver_java_options')}`, class archive "
                      f"{'yes' if mp.get('driver_class_archive') else 'none'}, standby drivers "
-                     f"{mp.get('standby_drivers', 0)}, `replication.mode` {mp.get('replication.mode', 'auto')}; "
+                     f"{mp.get('standby_drivers', 0)}, `replication.mode` {mp.get('replication_mode') or 'auto'}; "
                      f"producer "
                      f"{_pairs(mp.get('producer'))} (compressed datasets: their codec)")
     for name in ("mm2", "mm2-stock", "raw"):

@@ -340,7 +340,7 @@ class Mirrorplane(Candidate):
                 "driver_java_options": os.environ.get("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", "-XX:+UseParallelGC"),
                 "driver_class_archive": str(archive) if archive.is_file() else None,
                 "standby_drivers": self._standby_drivers(),
-                "replication.mode": os.environ.get("MIRRORPLANE_BENCH_REPLICATION_MODE") or "auto",
+                "replication_mode": os.environ.get("MIRRORPLANE_BENCH_REPLICATION_MODE") or "auto",
                 "batch.max.records": DEFAULT_BATCH_MAX_RECORDS, "producer": dict(PRODUCER_DEFAULTS),
                 "reconcile_seconds": float(os.environ.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))}
 
