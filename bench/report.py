@@ -140,13 +140,13 @@ def goals(ratio_table: dict, latency: dict, scale: dict | None = None, summary: 
     for pair, target, whom in (("mirrorplane/mm2", GOAL_STEADY_VS_MM2, "MM2"),
                                ("mirrorplane/raw", GOAL_STEADY_VS_RAW, "the raw copy")):
         if pair in ratio_table:
-            value = ((ratio_table[pair].get("best") or {}).get("steady_records_per_second") or {}).get("median")
+            value = _median_of(ratio_table[pair].get("best") or {}, "steady_records_per_second")
             rows.append(_goal(f"steady-state backfill on {dataset} >= {target:g}x {whom} (each at its best "
                               f"tasks.max)", value, "x", value is not None and value >= target))
     ours = (summary or {}).get("mirrorplane", {})
     tasks = best_tasks(summary or {}, "mirrorplane")
     if tasks is not None:
-        first = (ours[str(tasks)].get("first_record_seconds") or {}).get("median")
+        first = _median_of(ours[str(tasks)], "first_record_seconds")
         rows.append(_goal(f"first record on {dataset} <= {GOAL_FIRST_RECORD_SECONDS:g} s after the POST", first,
                           "s", first is not None and first <= GOAL_FIRST_RECORD_SECONDS))
     for level, entry in latency.get("mirrorplane", {}).items():
