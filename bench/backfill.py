@@ -12,7 +12,8 @@ from bench.datasets import Dataset
 from bench.measure import ResourceSampler
 from bench.stats import steady_rate
 
-SHORT = {"mirrorplane": "mp", "mirrorplane-own-driver": "mo", "mm2": "mm", "mm2-stock": "ms", "raw": "raw"}
+SHORT = {"mirrorplane": "mp", "mirrorplane-own-driver": "mo", "mm2": "mm", "mm2-stock": "ms", "raw": "raw",
+         "direct": "dr"}
 POLL_SECONDS = 0.05
 SERVICES = ("control_plane", "brokers")
 

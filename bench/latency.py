@@ -288,7 +288,7 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
             record_bytes: int, say: Callable[[str], None] = print) -> dict:
     create_topic(env.source, spec.topic, spec.partitions)
     candidate.prepare(spec)
-    reader = TargetReader(env.target, spec.remote_topic)
+    reader = TargetReader(*candidate.reader_endpoint(spec))
     producer = RateProducer(env.source, spec.topic, spec.partitions, rate, key_bytes, record_bytes)
     sampler = ResourceSampler({"candidate": candidate.process_groups})
     result: dict = {"candidate": candidate.name, "tasks": spec.tasks, "rate": rate, "seconds": seconds,

@@ -37,6 +37,7 @@ class Options:
     latency_seconds: float = 60.0
     latency_repetitions: int = 3
     latency_max_rate: int | None = None
+    skip_latency_floor: bool = False
     only: tuple[str, ...] = DEFAULT_CANDIDATES
     skip_latency: bool = False
     skip_upper_bounds: bool = False
@@ -171,6 +172,8 @@ def parser() -> argparse.ArgumentParser:
                    help="latency tests per candidate and rate; the order alternates (%(default)s)")
     p.add_argument("--latency-max-rate", type=_positive, default=None,
                    help="maximum sustainable rate for percentage rates when no throughput run measured one")
+    p.add_argument("--skip-latency-floor", action="store_true",
+                   help="no latency run without a mirror (the source topic read directly) at the fixed rates")
     p.add_argument("--only", type=_candidates, default=d.only,
                    help=f"a subset of {','.join(CANDIDATES)} (default: {','.join(DEFAULT_CANDIDATES)})")
     p.add_argument("--skip-latency", action="store_true", help="no latency test")
@@ -203,6 +206,7 @@ def parse(argv: list[str] | None = None) -> Options:
                    variant_max_mb=args.variant_max_mb, variant_repetitions=args.variant_repetitions,
                    latency_rates=args.latency_rates, latency_seconds=args.latency_seconds,
                    latency_repetitions=args.latency_repetitions, latency_max_rate=args.latency_max_rate,
+                   skip_latency_floor=args.skip_latency_floor,
                    only=args.only, skip_latency=args.skip_latency, skip_upper_bounds=args.skip_upper_bounds,
                    scale_topics=args.scale_topics, scale_partitions=args.scale_partitions,
                    scale_records=args.scale_records, skip_scale=args.skip_scale, out=args.out,

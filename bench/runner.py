@@ -15,6 +15,7 @@ from bench import machine, report, report_markdown
 from bench.backfill import POLL_SECONDS, SHORT, backfill, plan, run_spec
 from bench.candidates import build
 from bench.candidates.base import Candidate, Environment, RunSpec
+from bench.candidates.direct import DirectRead
 from bench.cluster import (
     TARGET,
     BenchClusters,
@@ -46,6 +47,20 @@ def derived_max_rate(runs: list[dict], candidate: str, tasks: int) -> tuple[floa
         if values:
             return median(values), f"{source} of {len(values)} backfill run(s) at tasks.max {tasks}"
     return None, "no successful backfill run"
+
+
+def latency_plan(names: tuple[str, ...], levels: tuple[str, ...], repetitions: int,
+                 floor: bool) -> list[tuple[int, str, str]]:
+    """The latency runs in order, as (repetition, level, candidate): every level in each repetition,
+    the candidates' order reversed every other repetition; with `floor`, each fixed-rate level (the
+    same rate for every candidate) starts with a run without a mirror, "direct"."""
+    runs = []
+    for repetition in range(1, repetitions + 1):
+        order = names if repetition % 2 else tuple(reversed(names))
+        for level in levels:
+            first = (DirectRead.name,) if floor and not level.endswith("%") else ()
+            runs += [(repetition, level, name) for name in first + order]
+    return runs
 
 
 def best_tasks(sweep: list[dict]) -> int | None:
@@ -92,7 +107,8 @@ class Benchmark:
             "partitions": o.partitions, "repetitions": o.repetitions, "tasks": list(o.tasks),
             "mm2_tasks_searched": list(o.mm2_tasks), "variant_repetitions": o.variant_repetitions,
             "latency_rates": list(o.latency_rates), "latency_seconds": o.latency_seconds,
-            "latency_repetitions": o.latency_repetitions, "candidates": list(o.only),
+            "latency_repetitions": o.latency_repetitions, "latency_floor": not o.skip_latency_floor,
+            "candidates": list(o.only),
             "dataset_mb": round(dataset_payload_bytes(main.records, o.key_bytes, main.record_bytes) / 1e6, 1),
             "datasets": [{"name": d.name, "records": d.records, "record_bytes": d.record_bytes,
                           "compression": d.compression, "repetitions": d.repetitions, "tasks": list(d.tasks),
@@ -238,17 +254,17 @@ class Benchmark:
                       for name, (value, source) in maxima.items()}
         self.settings["latency_max_rates"] = {name: {"records_per_second": value, "source": source}
                                               for name, (value, source) in maxima.items()}
-        for repetition in range(1, o.latency_repetitions + 1):
-            order = names if repetition % 2 else tuple(reversed(names))
-            for level in o.latency_rates:
-                for name in order:
-                    self.latency.append(self.latency_run(name, level, repetition, tasks, maxima[name]))
-                    self.write()
-                    time.sleep(SETTLE_SECONDS)
+        floor = DirectRead(self._env())
+        for repetition, level, name in latency_plan(names, o.latency_rates, o.latency_repetitions,
+                                                    floor=not o.skip_latency_floor):
+            candidate, maximum = (floor, (None, "")) if name == floor.name else (self.candidates[name], maxima[name])
+            self.latency.append(self.latency_run(candidate, level, repetition, tasks, maximum))
+            self.write()
+            time.sleep(SETTLE_SECONDS)
 
-    def latency_run(self, name: str, level: str, repetition: int, tasks: int,
+    def latency_run(self, candidate: Candidate, level: str, repetition: int, tasks: int,
                     maximum: tuple[float | None, str]) -> dict:
-        o, candidate = self.options, self.candidates[name]
+        o, name = self.options, candidate.name
         rate = resolve_rate(level, maximum[0])
         base = {"candidate": name, "level": level, "repetition": repetition, "tasks": tasks,
                 "max_rate": maximum[0], "max_rate_source": maximum[1] if level.endswith("%") else None}

@@ -76,6 +76,11 @@ class Candidate(ABC):
         without a grace period."""
         return None
 
+    def reader_endpoint(self, spec: RunSpec) -> tuple[str, str]:
+        """Where the latency reader reads this run's records: bootstrap servers and topic (the remote
+        topic on the target)."""
+        return self.env.target, spec.remote_topic
+
     def details(self) -> dict:
         """What the candidate can tell about the run (e.g. Spark micro-batches, `effective_tasks`: the
         tasks that really copied); asked before `stop`."""

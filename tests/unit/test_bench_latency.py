@@ -7,7 +7,10 @@ import multiprocessing
 import pytest
 
 from bench import latency
+from bench.candidates.base import Environment, RunSpec
+from bench.candidates.direct import DirectRead
 from bench.candidates.mirrorplane import settling_reason
+from bench.candidates.raw import RawCopy
 from bench.latency import (
     ReaderState,
     _account,
@@ -142,3 +145,11 @@ def test_the_warm_up_measures_a_settling_candidate_after_the_grace_period():
     assert not wait.reached(sent=100_000, elapsed=20, first_arrival=1.0, received=99_000, now=20.0)
     assert not wait.reached(sent=100_000, elapsed=70, first_arrival=1.0, received=90_000, now=70.0), "behind"
     assert wait.reached(sent=300_000, elapsed=70, first_arrival=1.0, received=299_000, now=70.0)
+
+
+def test_the_floor_reads_the_source_topic_and_a_mirror_its_remote_topic(tmp_path):
+    env = Environment(source="east:9092", target="west:9092", redis_url="redis://x", work_dir=tmp_path)
+    spec = RunSpec(label="lat-direct-5000-r1", alias="drl5000r1", topic="latency-5000", partitions=8, tasks=2)
+    assert DirectRead(env).reader_endpoint(spec) == ("east:9092", "latency-5000")
+    assert DirectRead(env).process_groups() == []
+    assert RawCopy(env).reader_endpoint(spec) == ("west:9092", "drl5000r1.latency-5000")

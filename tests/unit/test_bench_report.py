@@ -220,3 +220,16 @@ def test_scale_summary_of_partition_arrivals():
                                          ({"median": 1.5, "min": 1.0, "max": 2.0}, "1.50x (1.00-2.00)")])
 def test_ratio_cells(values, text):
     assert report_markdown._ratio(values) == text
+
+
+def test_the_p50_goal_names_the_latency_without_a_mirror():
+    direct = [{"candidate": "direct", "level": "5000", "rate": 5000, "tasks": 2, "repetition": r, "seconds": 60,
+               "error": None, "p50_ms": 9.0 + r, "p95_ms": 20.0, "p99_ms": 40.0, "max_ms": 90.0, "records": 300_000,
+               "missing": 0, "achieved_rate": 4999, "cpu_seconds_measured": 0.0} for r in (1, 2, 3)]
+    data = report.build(MACHINE, SETTINGS, RUNS, LATENCY + direct, complete=True)
+    goals = {g["goal"]: g for g in data["goals"]}
+    p50 = goals["p50 latency <= 20 ms at 5,000 records/s (no mirror at all, the source read directly: 11 ms)"]
+    assert p50["measured"] == 202.0 and p50["met"] is False
+    assert not any("direct" in goal and "p99" in goal for goal in goals), "the floor is no candidate"
+    text = report_markdown.render_markdown(data)
+    assert "| no mirror (the source read directly) | 5,000 records/s | 4,999 | 11 (10-12) |" in text

@@ -6,7 +6,7 @@ import pytest
 
 from bench.backfill import cost_figures, plan, run_spec, throughput_figures
 from bench.datasets import Dataset
-from bench.runner import best_tasks, derived_max_rate
+from bench.runner import best_tasks, derived_max_rate, latency_plan
 
 MAIN = Dataset("1024B", 1000, 1024, "none", 3, (2, 4), main=True)
 LZ4 = Dataset("1024B-lz4", 500, 1024, "lz4", 1, (2,))
@@ -77,3 +77,12 @@ def test_best_tasks_of_the_search():
               {"tasks": 8, "records_per_second": 900.0, "error": "timed out"}]
     assert best_tasks(search) == 4
     assert best_tasks([]) is None
+
+
+def test_each_fixed_rate_level_starts_with_a_run_without_a_mirror():
+    plan_ = latency_plan(("mirrorplane", "mm2"), ("5000", "50%"), 2, floor=True)
+    assert plan_ == [(1, "5000", "direct"), (1, "5000", "mirrorplane"), (1, "5000", "mm2"),
+                     (1, "50%", "mirrorplane"), (1, "50%", "mm2"),
+                     (2, "5000", "direct"), (2, "5000", "mm2"), (2, "5000", "mirrorplane"),
+                     (2, "50%", "mm2"), (2, "50%", "mirrorplane")]
+    assert all(name != "direct" for _, _, name in latency_plan(("mm2",), ("5000",), 3, floor=False))
