@@ -2,9 +2,9 @@
 
 What it measures is the part of every candidate's latency that no mirror can remove on this machine:
 the producer's batching, the source broker's acknowledgement and the reader's fetch. A mirror adds a
-second hop of the same kind (its consumer's fetch, its producer's send to the target broker), so a
-candidate's p50 lower than about twice this floor is out of reach here. It runs at the fixed-rate
-latency levels only, in each repetition before the candidates.
+second hop of the same kind (its consumer's fetch, its producer's send to the target broker): a
+candidate's p50 minus this floor is what its hop costs. It runs at the fixed-rate latency levels only,
+in each repetition before the candidates.
 """
 
 from __future__ import annotations
