@@ -34,6 +34,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from bench.candidates.base import Candidate, Environment, RunSpec
 from bench.cluster import create_topic, delete_topics
 from bench.measure import ResourceSampler
+from bench.options import of_maximum
 from bench.stats import percentile
 
 WARMUP_STEADY_SECONDS = 10.0
@@ -47,7 +48,7 @@ READER_WAIT_SECONDS = 0.05
 
 def resolve_rate(level: str, max_rate: float | None) -> int | None:
     """Records/s of a latency level: "5000" as it is, "50%" of `max_rate` (None without one)."""
-    if level.endswith("%"):
+    if of_maximum(level):
         if not max_rate:
             return None
         return max(1, round(max_rate * float(level[:-1]) / 100))

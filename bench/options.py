@@ -103,17 +103,22 @@ def _codecs(text: str) -> tuple[str, ...]:
     return names
 
 
+def of_maximum(level: str) -> bool:
+    """A latency level given as a share of each candidate's maximum rate ("50%"), not in records/s."""
+    return level.endswith("%")
+
+
 def rate_level(text: str) -> str:
     """A latency rate: records/s ("5000") or a share of the candidate's maximum ("50%")."""
     text = text.strip().replace("_", "")
-    number = text[:-1] if text.endswith("%") else text
+    share = of_maximum(text)
     try:
-        value = float(number) if text.endswith("%") else int(number)
+        value = float(text[:-1]) if share else int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected records/s or a percentage such as 50%, not {text!r}") from None
-    if not value > 0 or (text.endswith("%") and value > 100):
+    if not value > 0 or (share and value > 100):
         raise argparse.ArgumentTypeError(f"expected records/s or a percentage within 0..100%, not {text!r}")
-    return f"{value:g}%" if text.endswith("%") else str(value)
+    return f"{value:g}%" if share else str(value)
 
 
 def _rates(text: str) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from bench.options import of_maximum
 from bench.stats import median, paired_ratios, spread
 
 TITLES = {"mirrorplane": "Mirrorplane", "mirrorplane-own-driver": "Mirrorplane (own driver)", "mm2": "MirrorMaker 2",
@@ -220,7 +221,7 @@ def format_number(value: float | None, digits: int = 0) -> str:
 def format_level(level: str, entry: dict) -> str:
     """A latency level: `<n>%` of the candidate's maximum rate, or a rate in records/s."""
     rate = entry.get("rate")
-    if level.endswith("%"):
+    if of_maximum(level):
         return f"{level} of its maximum ({format_number(rate)} records/s)"
     return f"{format_number(rate)} records/s"
 

@@ -28,7 +28,7 @@ from bench.cluster import (
 )
 from bench.datasets import Dataset, datasets
 from bench.latency import level_label, measure, resolve_rate
-from bench.options import LATENCY_CANDIDATES, MM2_CANDIDATES, Options
+from bench.options import LATENCY_CANDIDATES, MM2_CANDIDATES, Options, of_maximum
 from bench.scale import measure_scale
 from bench.stats import median
 from bench.upper import UpperBounds
@@ -58,7 +58,7 @@ def latency_plan(names: tuple[str, ...], levels: tuple[str, ...], repetitions: i
     for repetition in range(1, repetitions + 1):
         order = names if repetition % 2 else tuple(reversed(names))
         for level in levels:
-            first = (DirectRead.name,) if floor and not level.endswith("%") else ()
+            first = (DirectRead.name,) if floor and not of_maximum(level) else ()
             runs += [(repetition, level, name) for name in first + order]
     return runs
 
@@ -267,7 +267,7 @@ class Benchmark:
         o, name = self.options, candidate.name
         rate = resolve_rate(level, maximum[0])
         base = {"candidate": name, "level": level, "repetition": repetition, "tasks": tasks,
-                "max_rate": maximum[0], "max_rate_source": maximum[1] if level.endswith("%") else None}
+                "max_rate": maximum[0], "max_rate_source": maximum[1] if of_maximum(level) else None}
         if rate is None:
             return base | {"rate": None, "seconds": o.latency_seconds, "error": f"no maximum rate: {maximum[1]}"}
         label = f"lat-{name}-{level_label(level)}-r{repetition}"
