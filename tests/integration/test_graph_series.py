@@ -46,9 +46,9 @@ def flowing(body: dict) -> bool:
     return any(y for trace in total for y in trace["y"])
 
 
-def throughput_of(body: dict, topic: str) -> bool:
-    """The throughput has a trace of `topic`'s own."""
-    return topic in [t["name"] for t in body["graphs"]["throughput_records"]["traces"]]
+def throughput_names(body: dict) -> list[str]:
+    """The throughput's traces: "total", then one per topic."""
+    return [t["name"] for t in body["graphs"]["throughput_records"]["traces"]]
 
 
 def wait_for_graphs(api, name: str, range_key: str, timeout: float, topic: str | None = None) -> dict:
@@ -61,13 +61,12 @@ def wait_for_graphs(api, name: str, range_key: str, timeout: float, topic: str |
     while time.monotonic() < deadline:
         body = graphs(api, name, range_key)
         if (all(points(body["graphs"][key]) for key in GRAPHS) and flowing(body)
-                and (topic is None or throughput_of(body, topic))):
+                and (topic is None or topic in throughput_names(body))):
             return body
         time.sleep(1)
     missing = {key: body["graphs"][key]["empty"] for key in GRAPHS if not points(body["graphs"][key])}
     raise AssertionError(f"graphs without points after {timeout} s ({range_key}): {missing}; flowing: "
-                         f"{flowing(body)}; throughput traces: "
-                         f"{[t['name'] for t in body['graphs']['throughput_records']['traces']]}")
+                         f"{flowing(body)}; throughput traces: {throughput_names(body)}")
 
 
 def test_graphs_get_points_from_a_running_mirror_and_minutes_are_rolled_up(api, devstack, control_plane, unique,
@@ -99,7 +98,7 @@ def test_graphs_get_points_from_a_running_mirror_and_minutes_are_rolled_up(api, 
     assert g["lag_records"]["traces"][0]["name"] == "total"
     throughput = g["throughput_records"]["traces"]
     assert throughput[0]["name"] == "total" and max(y for y in throughput[0]["y"] if y is not None) > 0
-    assert throughput_of(raw, topic)  # per topic, from the offsets replicated
+    assert topic in throughput_names(raw)  # per topic, from the offsets replicated
     assert max(y for y in g["throughput_bytes"]["traces"][0]["y"] if y is not None) > 0
     assert [t["name"] for t in g["checkpoint"]["traces"]] == [group]
     running = next(t for t in g["tasks"]["traces"] if t["name"] == "RUNNING")
