@@ -62,8 +62,13 @@ def _no_answer(error: BaseException) -> bool:
     return isinstance(error, concurrent.futures.TimeoutError) or _code(error) in NO_ANSWER_ERRORS
 
 
-# A partition whose leader is being elected, as for a topic created a moment ago: asked again shortly.
-LEADER_MOVING_ERRORS = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE})
+# A partition whose leader is being elected or has just changed, as for a topic created a moment ago
+# (the broker asked may not yet know the new leader epoch): asked again shortly. The errors Kafka's own
+# admin client retries for a ListOffsets request.
+LEADER_MOVING_ERRORS = frozenset({
+    KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.REPLICA_NOT_AVAILABLE,
+    KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError.FENCED_LEADER_EPOCH, KafkaError.OFFSET_NOT_AVAILABLE,
+})
 LEADER_RETRY_SECONDS = 0.1
 
 

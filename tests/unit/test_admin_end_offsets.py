@@ -51,6 +51,15 @@ def test_a_partition_without_a_leader_yet_is_asked_again():
     assert fake.requests == [[("t", 0), ("t", 1)], [("t", 0)], [("t", 0)]]
 
 
+def test_a_leader_epoch_the_broker_does_not_know_yet_is_asked_again():
+    """A broker that has not yet heard of a fresh partition's leader epoch answers
+    UNKNOWN_LEADER_EPOCH for a moment after the topic is created."""
+    admin, fake = admin_with({("t", 0): [-KafkaError.UNKNOWN_LEADER_EPOCH, -KafkaError.FENCED_LEADER_EPOCH,
+                                         -KafkaError.REPLICA_NOT_AVAILABLE, -KafkaError.OFFSET_NOT_AVAILABLE, 0]})
+    assert admin.end_offsets([("t", 0)]) == {("t", 0): 0}
+    assert len(fake.requests) == 5
+
+
 def test_a_leader_missing_beyond_the_timeout_is_the_clusters_error():
     admin, _ = admin_with({("t", 0): [-KafkaError.NOT_LEADER_FOR_PARTITION] * 100}, timeout=0.3)
     with pytest.raises(ClusterError, match=r"cluster 'west' .*NOT_LEADER_FOR_PARTITION"):
