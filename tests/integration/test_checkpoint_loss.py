@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from controlplane.infra import hadoop_fs, yarn
+from controlplane.infra import hadoop_fs
 from mirrorcore import channel
 from mirrorcore.formats import OffsetSync
 from mirrors.services import runtime
@@ -75,13 +75,6 @@ def checkpoint_location(name: str, hadoop_conf: str | None = None) -> str:
     return config.get("checkpoint_location") or str(runtime.work_dir(name) / "checkpoints")
 
 
-def yarn_alive(request, name: str) -> bool:
-    from tests.integration.test_yarn_mirrors import rm_applications
-
-    rm = yarn.ResourceManager(request.getfixturevalue("yarn_cluster").resourcemanager_url)
-    return bool(rm_applications(rm, name))
-
-
 def verb(api, name: str, kind: str, action: str) -> None:
     response = api.put(f"/api/v1/mirrors/{name}/connectors/{kind}/{action}/")
     assert response.status_code == 202, response.content
@@ -94,17 +87,10 @@ def copied_up_to(api, name: str, topic: str, last: int, timeout: float) -> dict:
         if p["topic"] == topic} == dict.fromkeys(range(PARTITIONS), last), timeout)
 
 
-@pytest.mark.parametrize(("stop", "engine"), [("application", "local"), ("source-connector", "local"),
-                                              ("application", "yarn")])
-def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane, unique, figures, stop, engine,
-                                                   request):
-    """On YARN the checkpoint is on HDFS and goes through Hadoop's FileSystem like a lost HDFS folder would."""
-    env = None
-    spark = {}
-    if engine == "yarn":
-        from tests.integration.test_yarn_mirrors import YARN_SPARK
-
-        env, spark = request.getfixturevalue("yarn_cluster").submit_env(), YARN_SPARK
+@pytest.mark.parametrize("stop", ["application", "source-connector"])
+def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane, unique, figures, stop, request):
+    """A local checkpoint folder lost while the mirror is stopped. (A checkpoint lost on HDFS, under a
+    mirror on YARN: test_checkpoint_deleted_under_a_running_mirror[yarn].)"""
     topic, name = f"lost-{unique}", f"lost-{unique}"
     remote = f"east.{topic}"
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
@@ -119,7 +105,6 @@ def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane,
         # leaves no checkpoint to lose (test_real_time_mode covers that path).
         "connectors": {"source": {"tasks_max": 2, "config": {"batch.max.records": str(BATCH),
                                                              "replication.mode": "micro-batch"}}},
-        "spark": spark,
     }, format="json")
     assert response.status_code == 201, response.content
     request.addfinalizer(lambda: api.delete(f"/api/v1/mirrors/{name}/"))  # its heartbeats would reach later tests
@@ -131,21 +116,21 @@ def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane,
     kinds = ("source", "checkpoint", "heartbeat") if stop == "application" else ("source",)
     for kind in kinds:
         verb(api, name, kind, "stop")
-    location = checkpoint_location(name, env["HADOOP_CONF_DIR"] if env else None)
+    location = checkpoint_location(name)
     if stop == "application":
         wait_for_status(api, name, lambda s: s["application"]["state"] == "not_running"
                         and not s["application"]["pid"] and not s["application"]["id"], 60)
         deadline = time.monotonic() + 30
-        while name in runtime.running_apps() or (engine == "yarn" and yarn_alive(request, name)):  # exiting
+        while name in runtime.running_apps():  # exiting
             assert time.monotonic() < deadline, f"the application of {name} did not exit"
             time.sleep(0.2)
     else:
         wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "STOPPED", 60)
     source_checkpoint = f"{location}/source"
-    assert hadoop_fs.exists(f"{source_checkpoint}/offsets", env), f"no checkpoint where the application was told: " \
+    assert hadoop_fs.exists(f"{source_checkpoint}/offsets", None), f"no checkpoint where the application was told: " \
                                                                  f"{location}"
-    hadoop_fs.delete(location, env)
-    assert not hadoop_fs.exists(location, env)
+    hadoop_fs.delete(location, None)
+    assert not hadoop_fs.exists(location, None)
     kafka_tools.produce(east, topic, {p: records(p, per_partition, MORE // PARTITIONS) for p in range(PARTITIONS)})
     total_per_partition = per_partition + MORE // PARTITIONS
 
@@ -154,7 +139,7 @@ def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane,
         verb(api, name, kind, "resume")
     copied_up_to(api, name, topic, total_per_partition - 1, 240)
     resume_seconds = time.monotonic() - restarted
-    assert hadoop_fs.exists(f"{source_checkpoint}/offsets", env), "the new query checkpoints where the old one did"
+    assert hadoop_fs.exists(f"{source_checkpoint}/offsets", None), "the new query checkpoints where the old one did"
 
     # Every record, in order per partition; the duplicates are the records after the latest sync.
     expected = {p: [r.key for r in records(p, 0, total_per_partition)] for p in range(PARTITIONS)}
@@ -192,7 +177,7 @@ def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane,
     lags = [sum(p["records"] for p in point["partitions"] if p["topic"] == topic) for point in points]
     worst_lag = max(lags, default=0)
     assert worst_lag <= MORE + sum(duplicates.values()), lags
-    figures(f"{engine}: stopping the {stop}, checkpoint deleted: {BACKLOG} records copied in {backlog_seconds:.1f} s, "
+    figures(f"stopping the {stop}, checkpoint deleted: {BACKLOG} records copied in {backlog_seconds:.1f} s, "
             f"{MORE} more written while stopped; all {BACKLOG + MORE} on the target {resume_seconds:.1f} s after "
             f"the resume (lag at most {worst_lag} records, {len(lags)} points); duplicates per partition "
             f"{duplicates} (offset.lag.max {MAX_OFFSET_LAG}, batch.max.records {BATCH}; a re-copy: {BACKLOG})")
