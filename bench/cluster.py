@@ -33,7 +33,7 @@ class BenchClusters:
     @classmethod
     def start(cls, root: Path) -> BenchClusters:
         shutil.rmtree(root, ignore_errors=True)
-        stack = Devstack(root=root)
+        stack = Devstack(root=root, brokers_full_jit=True)  # brokers as in production, not tuned to start fast
         stack.up([SOURCE, TARGET])
         return cls(stack)
 

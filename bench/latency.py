@@ -33,7 +33,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bench.candidates.base import Candidate, Environment, RunSpec
 from bench.cluster import create_topic, delete_topics
-from bench.measure import ResourceSampler
+from bench.measure import ResourceSampler, busy_share, machine_cpu
 from bench.options import of_maximum
 from bench.stats import percentile
 
@@ -312,10 +312,12 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
         result["warmup_records"] = warm
         say(f"  {candidate.title}: replicating steadily after {warm_seconds:.0f} s; measuring {seconds:g} s "
             f"at {rate:,} records/s")
-        before = sampler.snapshot()["candidate"]
+        before, machine_before = sampler.snapshot()["candidate"], machine_cpu()
         expected, measured_seconds = producer.run(b"m", lambda sent, elapsed: elapsed >= seconds)
         result["achieved_rate"] = round(expected / measured_seconds, 1) if measured_seconds else None
         after = sampler.snapshot()["candidate"]
+        # Everything on the machine: the candidate, the brokers, this producer and the reader.
+        result["machine_busy_pct"] = busy_share(machine_before, machine_cpu())
         deadline = time.monotonic() + DRAIN_SECONDS
         while time.monotonic() < deadline and reader.state.measured.value < expected:
             time.sleep(0.2)

@@ -160,3 +160,16 @@ class ResourceSampler:
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
             self.sample()
+
+
+def machine_cpu() -> tuple[float, float]:
+    """The whole machine's CPU time so far, over all cores: (busy, total) seconds."""
+    times = psutil.cpu_times()
+    total = sum(times)
+    return total - times.idle - getattr(times, "iowait", 0.0), total
+
+
+def busy_share(before: tuple[float, float], after: tuple[float, float]) -> float | None:
+    """The share of all cores' time the machine spent busy between two `machine_cpu()` readings, in %."""
+    total = after[1] - before[1]
+    return round(100 * (after[0] - before[0]) / total, 1) if total > 0 else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,7 @@ class Options:
     latency_repetitions: int = 3
     latency_max_rate: int | None = None
     skip_latency_floor: bool = False
+    producer: tuple[tuple[str, str], ...] = ()  # over the producer defaults every mirror candidate uses
     only: tuple[str, ...] = DEFAULT_CANDIDATES
     skip_latency: bool = False
     skip_upper_bounds: bool = False
@@ -101,6 +103,16 @@ def _codecs(text: str) -> tuple[str, ...]:
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown codec(s) {unknown}: use {', '.join(CODECS)} or none")
     return names
+
+
+def _producer_settings(text: str) -> tuple[tuple[str, str], ...]:
+    settings = []
+    for part in _parts(text):
+        key, equals, value = part.partition("=")
+        if not equals or not re.fullmatch(r"[a-z][a-z0-9.]*", key.strip()) or not value.strip():
+            raise argparse.ArgumentTypeError(f"expected producer settings such as linger.ms=0, got {part!r}")
+        settings.append((key.strip(), value.strip()))
+    return tuple(settings)
 
 
 def of_maximum(level: str) -> bool:
@@ -179,6 +191,9 @@ def parser() -> argparse.ArgumentParser:
                    help="maximum sustainable rate for percentage rates when no throughput run measured one")
     p.add_argument("--skip-latency-floor", action="store_true",
                    help="no latency run without a mirror (the source topic read directly) at the fixed rates")
+    p.add_argument("--producer", type=_producer_settings, default=d.producer,
+                   help="producer settings every mirror uses over the defaults they share, e.g. linger.ms=0 "
+                        "(Mirrorplane as producer.override.*, MM2 as its target cluster's producer.*)")
     p.add_argument("--only", type=_candidates, default=d.only,
                    help=f"a subset of {','.join(CANDIDATES)} (default: {','.join(DEFAULT_CANDIDATES)})")
     p.add_argument("--skip-latency", action="store_true", help="no latency test")
@@ -211,7 +226,7 @@ def parse(argv: list[str] | None = None) -> Options:
                    variant_max_mb=args.variant_max_mb, variant_repetitions=args.variant_repetitions,
                    latency_rates=args.latency_rates, latency_seconds=args.latency_seconds,
                    latency_repetitions=args.latency_repetitions, latency_max_rate=args.latency_max_rate,
-                   skip_latency_floor=args.skip_latency_floor,
+                   skip_latency_floor=args.skip_latency_floor, producer=args.producer,
                    only=args.only, skip_latency=args.skip_latency, skip_upper_bounds=args.skip_upper_bounds,
                    scale_topics=args.scale_topics, scale_partitions=args.scale_partitions,
                    scale_records=args.scale_records, skip_scale=args.skip_scale, out=args.out,

@@ -191,8 +191,8 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
     lines = ["", f"## Latency: record timestamp to arrival on the target, {settings.get('latency_seconds', 0):g} s "
                  "measured per run", "",
              "| candidate | rate | achieved records/s | p50 ms | p95 ms | p99 ms | max ms | runs | missing | CPU s "
-             "| reader resolution p50 / p99 µs |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| machine busy % | reader resolution p50 / p99 µs |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for candidate, levels in table.items():
         for level, e in levels.items():
             resolution = e.get("reader_resolution_us") or {}
@@ -200,7 +200,7 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
             lines.append(_row([TITLES.get(candidate, candidate), _level(level, e), _range(e, "achieved_rate"),
                                _range(e, "p50_ms"), _range(e, "p95_ms"), _range(e, "p99_ms"), _range(e, "max_ms"),
                                f"{e['repetitions']}{failed}", f"{e['missing']:,}",
-                               _range(e, "cpu_seconds_measured", 1),
+                               _range(e, "cpu_seconds_measured", 1), _range(e, "machine_busy_pct", 1),
                                f"{_number(resolution.get('p50_us'))} / {_number(resolution.get('p99_us'))}"]))
     tails = [f"{TITLES.get(candidate, candidate)} at {_level(level, e)}: " + ", ".join(_tail(t) for t in e["tails"])
              for candidate, levels in table.items() for level, e in levels.items() if e.get("tails")]
@@ -215,7 +215,9 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
     lines += ["", "Medians over the runs with min-max; the candidates' order alternates between repetitions. Each "
                   "record is timed as the reader's client hands it over: records already fetched are taken without "
                   "waiting, and the reader waits for one record only when none is queued; its resolution is the time "
-                  "between two such calls for records that were queued (they arrived at most that long before)."]
+                  "between two such calls for records that were queued (they arrived at most that long before). "
+                  "Machine busy % is the share of all cores' time the whole machine was busy during the measured "
+                  "seconds: the candidate, the brokers, the producer and the reader."]
     return lines
 
 

@@ -141,7 +141,7 @@ class Benchmark:
         self.clusters = BenchClusters.start(self.work / "stack")
         self.env = env = Environment(source=self.clusters.source, target=self.clusters.target,
                                      redis_url=self.clusters.redis_url, work_dir=self.work,
-                                     target_log_dir=self.clusters.log_dir(TARGET))
+                                     target_log_dir=self.clusters.log_dir(TARGET), producer=self.options.producer)
         create_topic(env.source, env.training_topic, 1)
         load_dataset(env.source, env.training_topic, env.training_records, self.options.key_bytes, 1024, 1,
                      progress=lambda _: None)

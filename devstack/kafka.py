@@ -83,6 +83,9 @@ class KafkaCluster:
     # without client certificates) plus `super_users` (names such as "admin", or full "User:..." principals).
     authorizer: bool = False
     super_users: list[str] = field(default_factory=list)
+    # The JVM's full JIT (C2) as in production; without it the broker compiles with C1 only, which
+    # starts it faster and costs more CPU per request once it runs (a test or demo broker).
+    full_jit: bool = False
     _process: subprocess.Popen | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -162,6 +165,9 @@ class KafkaCluster:
                 for spec, port in zip(self.extra_listeners.values(), others, strict=True):
                     spec["port"] = port
 
+    def jvm_options(self, heap: str) -> list[str]:
+        return [f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC", *([] if self.full_jit else ["-XX:TieredStopAtLevel=1"])]
+
     def _start_once(self, heap: str, timeout: float) -> None:
         home = Path(self.home)
         data = home / "data"
@@ -188,8 +194,7 @@ class KafkaCluster:
                 output = (result.stderr.strip() or result.stdout.strip())[-2000:]
                 raise subprocess.SubprocessError(f"formatting {data} failed (exit {result.returncode}): {output}")
         argv = [
-            java, f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC", "-XX:TieredStopAtLevel=1",
-            "-Djava.awt.headless=true",
+            java, *self.jvm_options(heap), "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={home / 'log4j2.yaml'}",
             "-cp", classpath, "kafka.Kafka", str(home / "server.properties"),
         ]
@@ -302,9 +307,10 @@ class KafkaCluster:
         return "".join(javaproperties.join_key_value(key, str(value)) + "\n" for key, value in props.items())
 
 
-def new_cluster(alias: str, root: Path) -> KafkaCluster:
+def new_cluster(alias: str, root: Path, full_jit: bool = False) -> KafkaCluster:
     port, controller_port = processes.free_ports(2)
-    return KafkaCluster(alias=alias, home=str(root / f"kafka-{alias}"), port=port, controller_port=controller_port)
+    return KafkaCluster(alias=alias, home=str(root / f"kafka-{alias}"), port=port, controller_port=controller_port,
+                        full_jit=full_jit)
 
 
 def new_secured_cluster(

@@ -24,6 +24,7 @@ class Devstack:
     clusters: dict[str, KafkaCluster] = field(default_factory=dict)
     redis: RedisServer | None = None
     hadoop: HadoopCluster | None = None
+    brokers_full_jit: bool = False  # see KafkaCluster.full_jit: the benchmark's brokers run as in production
 
     @property
     def state_file(self) -> Path:
@@ -60,7 +61,7 @@ class Devstack:
                 continue
             if cluster and fresh:
                 cluster.stop()
-            self.clusters[alias] = cluster = new_cluster(alias, self.root)
+            self.clusters[alias] = cluster = new_cluster(alias, self.root, self.brokers_full_jit)
             to_start.append(cluster)
         external_redis = bool(os.environ.get("MIRRORPLANE_REDIS_URL"))
         if with_redis and not external_redis and not (self.redis and self.redis.running()):

@@ -31,6 +31,7 @@ class Environment:
     target_log_dir: Path | None = None  # the target broker's partitions, to read the codecs of its batches
     training_topic: str = "cds-training"  # a small topic on the source for recording class archives
     training_records: int = 20_000
+    producer: tuple[tuple[str, str], ...] = ()  # over the mirrors' producer defaults (`--producer`)
 
 
 class Candidate(ABC):

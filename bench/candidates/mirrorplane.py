@@ -77,6 +77,18 @@ class Api:
         return json.loads(raw) if raw else None
 
 
+
+def mirror_request(spec: RunSpec, producer: tuple[tuple[str, str], ...], replication_mode: str | None) -> dict:
+    """The run's mirror, as POSTed to the API: the benchmark's producer settings as
+    `producer.override.*`, the dataset's codec over them."""
+    config = {f"producer.override.{key}": value for key, value in producer}
+    if spec.compression != "none":
+        config["producer.override.compression.type"] = spec.compression
+    if replication_mode:
+        config["replication.mode"] = replication_mode
+    return {"name": spec.label, "source": spec.alias, "target": TARGET, "topics": spec.topic,
+            "connectors": {"source": {"tasks_max": spec.tasks, "config": config}}}
+
 class Mirrorplane(Candidate):
     name = "mirrorplane"
     title = "Mirrorplane"
@@ -201,15 +213,8 @@ class Mirrorplane(Candidate):
         self.effective_tasks = 0
         self.replication_mode: dict = {}
         self.started = time.monotonic()
-        source: dict[str, Any] = {"tasks_max": spec.tasks, "config": {}}
-        if spec.compression != "none":
-            source["config"]["producer.override.compression.type"] = spec.compression
-        if mode := os.environ.get("MIRRORPLANE_BENCH_REPLICATION_MODE"):
-            source["config"]["replication.mode"] = mode
-        self._api().call("POST", "/api/v1/mirrors/", {
-            "name": spec.label, "source": spec.alias, "target": TARGET, "topics": spec.topic,
-            "connectors": {"source": source},
-        })
+        self._api().call("POST", "/api/v1/mirrors/", mirror_request(
+            spec, self.env.producer, os.environ.get("MIRRORPLANE_BENCH_REPLICATION_MODE")))
         self._mark("mirror_created")
         self._watch_stop.clear()
         self._watcher = threading.Thread(target=self._watch, daemon=True, name="mirrorplane-status")
@@ -341,7 +346,8 @@ class Mirrorplane(Candidate):
                 "driver_class_archive": str(archive) if archive.is_file() else None,
                 "standby_drivers": self._standby_drivers(),
                 "replication_mode": os.environ.get("MIRRORPLANE_BENCH_REPLICATION_MODE") or "auto",
-                "batch.max.records": DEFAULT_BATCH_MAX_RECORDS, "producer": dict(PRODUCER_DEFAULTS),
+                "batch.max.records": DEFAULT_BATCH_MAX_RECORDS,
+                "producer": dict(PRODUCER_DEFAULTS) | dict(self.env.producer),
                 "reconcile_seconds": float(os.environ.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))}
 
 

@@ -115,9 +115,9 @@ def jars() -> list[Path]:
     return maven.resolve(f"connect-mirror-{maven.KAFKA_VERSION}", ARTIFACTS)
 
 
-def producer_settings(compression: str) -> dict[str, str]:
-    """Mirrorplane's producer defaults with the run's compression."""
-    return dict(PRODUCER_DEFAULTS) | {"compression.type": compression}
+def producer_settings(compression: str, overrides: tuple[tuple[str, str], ...] = ()) -> dict[str, str]:
+    """Mirrorplane's producer defaults, the benchmark's `--producer` settings, the run's compression."""
+    return dict(PRODUCER_DEFAULTS) | dict(overrides) | {"compression.type": compression}
 
 
 class MirrorMaker2(Candidate):
@@ -168,8 +168,9 @@ class MirrorMaker2(Candidate):
         folder = self.env.work_dir / "mm2" / spec.label
         folder.mkdir(parents=True, exist_ok=True)
         self.properties = folder / "mm2.properties"
+        producer = producer_settings(spec.compression, self.env.producer)
         self.properties.write_text(mm2_properties(spec.alias, self.env.source, TARGET, self.env.target,
-                                                  spec.topic, spec.tasks, producer_settings(spec.compression)))
+                                                  spec.topic, spec.tasks, producer))
         (folder / "log4j2.properties").write_text(LOG4J2.format(log=folder / "mm2.log"))
         argv = [shutil.which("java") or "java", *options,
                 f"-Dlog4j2.configurationFile={folder / 'log4j2.properties'}",

@@ -144,3 +144,12 @@ def test_a_process_present_at_the_start_counts_from_its_first_reading_even_when_
 def test_the_sampler_treats_named_sets_as_services():
     sampler = ResourceSampler({"candidate": lambda: [], "control_plane": lambda: []}, services=["control_plane"])
     assert sampler.usage["candidate"].reaped and not sampler.usage["control_plane"].reaped
+
+
+def test_machine_busy_share_over_all_cores():
+    from bench.measure import busy_share, machine_cpu
+
+    assert busy_share((10.0, 100.0), (40.0, 160.0)) == 50.0
+    assert busy_share((10.0, 100.0), (10.0, 100.0)) is None
+    busy, total = machine_cpu()
+    assert 0 <= busy <= total

@@ -105,3 +105,11 @@ def test_the_runs_compression_goes_to_mm2s_producer():
     assert settings["acks"] == PRODUCER_DEFAULTS["acks"]
     props = _parse(mm2_properties("a", "h:1", "west", "h:2", "t", 2, settings))
     assert props["west.producer.compression.type"] == "zstd"
+
+
+def test_the_benchmarks_producer_settings_go_over_the_defaults_and_the_runs_compression_over_them():
+    from bench.candidates.mm2 import producer_settings
+
+    settings = producer_settings("lz4", (("linger.ms", "0"), ("compression.type", "gzip")))
+    assert settings["linger.ms"] == "0" and settings["compression.type"] == "lz4"
+    assert settings["batch.size"] == PRODUCER_DEFAULTS["batch.size"]

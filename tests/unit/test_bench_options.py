@@ -40,8 +40,15 @@ def test_datasets_main_first_then_sizes_then_codecs():
     assert variant_records(parse(["--variant-records", "5000"]), 10240) == 5000
 
 
+def test_producer_settings_for_every_mirror():
+    assert parse([]).producer == ()
+    assert parse(["--producer", "linger.ms=0, batch.size=16384"]).producer == (("linger.ms", "0"),
+                                                                              ("batch.size", "16384"))
+
+
 @pytest.mark.parametrize("argv", [["--records", "0"], ["--tasks", ""], ["--only", "kafka"], ["--latency-seconds", "-1"],
-                                  ["--compressions", "brotli"], ["--latency-rates", "101%"], ["--tasks", "none"]])
+                                  ["--compressions", "brotli"], ["--latency-rates", "101%"], ["--tasks", "none"],
+                                  ["--producer", "linger.ms"], ["--producer", "linger.ms="], ["--producer", "=0"]])
 def test_bad_options_exit_with_the_reason(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
         parse(argv)

@@ -29,7 +29,7 @@ RUNS = [
 LATENCY = [
     {"candidate": c, "level": level, "rate": rate, "tasks": 2, "repetition": r, "seconds": 60, "error": None,
      "p50_ms": p50 + r, "p95_ms": p50 * 2, "p99_ms": p50 * 3 + r, "max_ms": p50 * 5, "records": 300_000,
-     "missing": 0, "achieved_rate": rate - 1, "cpu_seconds_measured": 10.0,
+     "missing": 0, "achieved_rate": rate - 1, "cpu_seconds_measured": 10.0, "machine_busy_pct": 60.0 + r,
      "reader_resolution_us": {"p50_us": 20.0, "p99_us": 300.0, "max_us": 900.0, "queued_share": 0.9}}
     for c, p50 in (("mirrorplane", 200.0), ("mm2", 20.0)) for level, rate in (("5000", 5000), ("50%", 60_000))
     for r in (1, 2, 3)
@@ -158,7 +158,7 @@ def test_markdown_tables():
     assert "## MM2's tasks.max on this machine (one run each on the main dataset; best: 4)" in text
     assert "| MirrorMaker 2 | 4 | 4 | 6,000 | 4,000 |" in text
     assert ("| Mirrorplane | 50% of its maximum (60,000 records/s) | 59,999 | 202 (201-203) | 400 | 602 (601-603) "
-            "| 1,000 | 3 | 0 | 10.0 | 20 / 300 |") in text
+            "| 1,000 | 3 | 0 | 10.0 | 62.0 (61.0-63.0) | 20 / 300 |") in text
     assert "Mirrorplane 120,000 records/s (median steady)" in text
     assert "- MirrorMaker 2: JVM `-Xmx2G -XX:+UseParallelGC`, class archive yes" in text
     assert "producer in effect (from its log): `acks=-1`, `linger.ms=5`, `batch.size=262144`\n" in text

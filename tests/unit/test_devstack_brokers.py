@@ -1,0 +1,13 @@
+"""The dev stack's brokers start fast (C1 only); the benchmark's run with the full JIT, as in production."""
+
+from __future__ import annotations
+
+from devstack.kafka import KafkaCluster, new_cluster
+
+
+def test_a_test_broker_compiles_with_c1_only_and_a_benchmark_broker_with_the_full_jit(tmp_path):
+    assert "-XX:TieredStopAtLevel=1" in new_cluster("east", tmp_path).jvm_options("512m")
+    full = new_cluster("east", tmp_path, full_jit=True)
+    assert full.jvm_options("512m") == ["-Xms512m", "-Xmx512m", "-XX:+UseG1GC"]
+    assert KafkaCluster.from_dict(full.to_dict()).full_jit
+
