@@ -20,11 +20,11 @@ import json
 import logging
 import shutil
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from mirrorcore.connection import ClusterConnection
+from mirrorcore.waiting import wait_until
 from spark_runtime.spark_query import describe_error, java_map
 
 log = logging.getLogger(__name__)
@@ -137,9 +137,7 @@ class KafkaWarmUp:
     def _until_no_job_runs(self, seconds: float = 5.0) -> None:
         """Until the stopped queries' jobs are gone (their tasks log as they end)."""
         tracker = self.spark.sparkContext.statusTracker()
-        deadline = time.monotonic() + seconds
-        while tracker.getActiveJobsIds() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: not tracker.getActiveJobsIds(), seconds, interval=0.05)
 
     def _reader(self) -> Any:
         options = {f"kafka.{key}": value for key, value in self.base.items() if key != "client.id"} | {
@@ -182,7 +180,6 @@ class KafkaWarmUp:
             shutil.rmtree(checkpoint, ignore_errors=True)
 
     def _until(self, condition: Any, seconds: float = QUERY_SECONDS) -> None:
-        deadline = time.monotonic() + seconds
-        while not condition() and not self.claimed.is_set() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        """Until `condition` holds, for at most `seconds`; a claim ends it at once."""
+        wait_until(condition, seconds, interval=0.05, stop=self.claimed)
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from mirrorcore import standby_folder
 from mirrorcore.connection import ClusterConnection
+from mirrorcore.waiting import wait_until
 from spark_runtime import kafka_warm_up
 from spark_runtime.app import build, create_session, run
 
@@ -91,10 +92,8 @@ def _warm_streaming(session: Any, checkpoint: Path, batches: int = 3, timeout: f
              .selectExpr("cast(cast(value as string) as binary) as value")
              # a file: URI: with HADOOP_CONF_DIR set, a bare path would be on the default (HDFS) file system
              .writeStream.format("noop").option("checkpointLocation", checkpoint.as_uri()).start())
-    deadline = time.monotonic() + timeout
     try:
-        while time.monotonic() < deadline and ((query.lastProgress or {}).get("batchId", -1) < batches):
-            time.sleep(0.05)
+        wait_until(lambda: (query.lastProgress or {}).get("batchId", -1) >= batches, timeout, interval=0.05)
     finally:
         query.stop()
         shutil.rmtree(checkpoint, ignore_errors=True)

@@ -7,10 +7,12 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import psutil
+
+from mirrorcore.waiting import wait_until
 
 _EXITED = frozenset({psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD})
 
@@ -152,20 +154,3 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
         return
     except PermissionError:
         os.kill(pid, sig)
-
-
-def wait_until(
-    condition: Callable[[], bool],
-    timeout: float,
-    interval: float = 0.2,
-    on_tick: Callable[[], None] | None = None,
-) -> bool:
-    deadline = time.monotonic() + timeout
-    while True:
-        if condition():
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        if on_tick:
-            on_tick()
-        time.sleep(interval)

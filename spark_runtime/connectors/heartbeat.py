@@ -17,6 +17,7 @@ from mirrorcore.admin import ClusterError, KafkaAdmin
 from mirrorcore.config import MirrorConfig
 from mirrorcore.formats import Heartbeat
 from mirrorcore.policy import heartbeats_off
+from mirrorcore.waiting import wait_until
 from spark_runtime.connectors.base import Connector
 from spark_runtime.heartbeat_monitor import HeartbeatMonitor
 
@@ -66,9 +67,7 @@ class HeartbeatConnector(Connector):
 
     def _await_metadata(self, timeout: float = 10.0) -> None:
         """Until the new topic shows in the source's metadata: the source connector lists topics next."""
-        deadline = time.monotonic() + timeout
-        while not self.source_admin.partition_counts([self.topic]) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_until(lambda: self.source_admin.partition_counts([self.topic]), timeout)
 
     def _halt(self) -> None:
         self.monitor.stop()
