@@ -147,6 +147,13 @@ def test_the_warm_up_measures_a_settling_candidate_after_the_grace_period():
     assert wait.reached(sent=300_000, elapsed=70, first_arrival=1.0, received=299_000, now=70.0)
 
 
+def test_the_warm_up_looks_at_the_candidate_at_most_every_check_interval():
+    wait = latency.SteadyWait(_Starting(), rate=5000)
+    assert wait.due(10.0)
+    assert not wait.due(10.0 + latency.CHECK_SECONDS / 2)
+    assert wait.due(10.0 + latency.CHECK_SECONDS)
+
+
 def test_the_floor_reads_the_source_topic_and_a_mirror_its_remote_topic(tmp_path):
     env = Environment(source="east:9092", target="west:9092", redis_url="redis://x", work_dir=tmp_path)
     spec = RunSpec(label="lat-direct-5000-r1", alias="drl5000r1", topic="latency-5000", partitions=8, tasks=2)
