@@ -111,6 +111,8 @@ def _producer_settings(text: str) -> tuple[tuple[str, str], ...]:
         key, equals, value = part.partition("=")
         if not equals or not re.fullmatch(r"[a-z][a-z0-9.]*", key.strip()) or not value.strip():
             raise argparse.ArgumentTypeError(f"expected producer settings such as linger.ms=0, got {part!r}")
+        if key.strip() == "compression.type":  # else Mirrorplane would take it and MM2 the dataset's codec
+            raise argparse.ArgumentTypeError("compression.type is each dataset's codec: use --compressions")
         settings.append((key.strip(), value.strip()))
     return tuple(settings)
 

@@ -204,7 +204,7 @@ class MirrorMaker2(Candidate):
     def settings(self) -> dict:
         return {"artifact": ARTIFACTS[0], "mode": "dedicated (MirrorMaker main class)", "jvm_profile": self.profile,
                 "jvm": " ".join(self.jvm_options), "class_archive": str(self.archive) if self.archive else None,
-                "producer": dict(PRODUCER_DEFAULTS),
+                "producer": producer_settings("none", self.env.producer),  # compressed datasets: their codec
                 "effective_producer": dict(sorted(self.effective_producer.items())) if self.effective_producer
                 else None}
 

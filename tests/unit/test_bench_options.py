@@ -48,7 +48,8 @@ def test_producer_settings_for_every_mirror():
 
 @pytest.mark.parametrize("argv", [["--records", "0"], ["--tasks", ""], ["--only", "kafka"], ["--latency-seconds", "-1"],
                                   ["--compressions", "brotli"], ["--latency-rates", "101%"], ["--tasks", "none"],
-                                  ["--producer", "linger.ms"], ["--producer", "linger.ms="], ["--producer", "=0"]])
+                                  ["--producer", "linger.ms"], ["--producer", "linger.ms="], ["--producer", "=0"],
+                                  ["--producer", "compression.type=gzip"]])
 def test_bad_options_exit_with_the_reason(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
         parse(argv)
