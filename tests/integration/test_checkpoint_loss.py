@@ -23,6 +23,7 @@ from mirrors.services.redis_client import get_redis
 from tests.integration import kafka_tools
 from tests.integration.kafka_tools import Record
 from tests.integration.test_mirror_end_to_end import create_clusters, wait_for_status
+from tests.integration.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -120,17 +121,14 @@ def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane,
     if stop == "application":
         wait_for_status(api, name, lambda s: s["application"]["state"] == "not_running"
                         and not s["application"]["pid"] and not s["application"]["id"], 60)
-        deadline = time.monotonic() + 30
-        while name in runtime.running_apps():  # exiting
-            assert time.monotonic() < deadline, f"the application of {name} did not exit"
-            time.sleep(0.2)
+        wait_for(lambda: name not in runtime.running_apps(), 30, f"the application of {name} exiting", poll=0.2)
     else:
         wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "STOPPED", 60)
     source_checkpoint = f"{location}/source"
-    assert hadoop_fs.exists(f"{source_checkpoint}/offsets", None), f"no checkpoint where the application was told: " \
+    assert hadoop_fs.exists(f"{source_checkpoint}/offsets"), f"no checkpoint where the application was told: " \
                                                                  f"{location}"
-    hadoop_fs.delete(location, None)
-    assert not hadoop_fs.exists(location, None)
+    hadoop_fs.delete(location)
+    assert not hadoop_fs.exists(location)
     kafka_tools.produce(east, topic, {p: records(p, per_partition, MORE // PARTITIONS) for p in range(PARTITIONS)})
     total_per_partition = per_partition + MORE // PARTITIONS
 
@@ -139,7 +137,7 @@ def test_lost_checkpoint_resumes_from_offset_syncs(api, devstack, control_plane,
         verb(api, name, kind, "resume")
     copied_up_to(api, name, topic, total_per_partition - 1, 240)
     resume_seconds = time.monotonic() - restarted
-    assert hadoop_fs.exists(f"{source_checkpoint}/offsets", None), "the new query checkpoints where the old one did"
+    assert hadoop_fs.exists(f"{source_checkpoint}/offsets"), "the new query checkpoints where the old one did"
 
     # Every record, in order per partition; the duplicates are the records after the latest sync.
     expected = {p: [r.key for r in records(p, 0, total_per_partition)] for p in range(PARTITIONS)}
