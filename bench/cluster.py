@@ -53,6 +53,10 @@ class BenchClusters:
         """Where the broker of `alias` keeps its partitions (`<topic>-<partition>/*.log`)."""
         return Path(self.stack.clusters[alias].home) / "data"
 
+    def broker_jvm(self) -> str:
+        """The JVM options the brokers run with (both clusters start alike)."""
+        return " ".join(self.stack.clusters[SOURCE].jvm_options())
+
     def broker_groups(self) -> list[int]:
         return [cluster.pid for cluster in self.stack.clusters.values()]
 

@@ -223,6 +223,9 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
 
 def _fairness_lines(settings: dict) -> list[str]:
     lines = ["", "## Settings in effect", ""]
+    brokers = settings.get("brokers")
+    if brokers:
+        lines.append(f"- Brokers (one KRaft broker per cluster): JVM `{brokers.get('jvm')}`")
     mp = settings.get("mirrorplane")
     if mp:
         threads = f" with {mp['local_task_threads']} task threads" if mp.get("local_task_threads") else ""

@@ -139,6 +139,7 @@ class Benchmark:
     def start(self) -> None:
         say(f"starting two Kafka clusters and Redis in {self.work / 'stack'}")
         self.clusters = BenchClusters.start(self.work / "stack")
+        self.settings["brokers"] = {"jvm": self.clusters.broker_jvm()}
         self.env = env = Environment(source=self.clusters.source, target=self.clusters.target,
                                      redis_url=self.clusters.redis_url, work_dir=self.work,
                                      target_log_dir=self.clusters.log_dir(TARGET), producer=self.options.producer)

@@ -49,6 +49,7 @@ _LOG4J2 = """Configuration:
 
 SCRAM_MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256")
 STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+BROKER_HEAP = "512m"  # each test, demo and benchmark broker's heap (-Xms and -Xmx)
 # Listener name -> how it is secured; the port is chosen when the cluster is created.
 SECURED_LISTENERS: dict[str, dict] = {
     "SASL_SSL": {"protocol": "SASL_SSL", "mechanisms": [*SCRAM_MECHANISMS, "PLAIN"]},
@@ -150,7 +151,7 @@ class KafkaCluster:
 
     # -- lifecycle ---------------------------------------------------------------------
 
-    def start(self, heap: str = "512m", timeout: float = 60.0, attempts: int = 2) -> None:
+    def start(self, heap: str = BROKER_HEAP, timeout: float = 60.0, attempts: int = 2) -> None:
         """Start and wait until the broker answers; on failure retry on fresh ports (a port picked
         as free can be taken by another process before the JVM binds it)."""
         for attempt in range(1, attempts + 1):
@@ -165,7 +166,7 @@ class KafkaCluster:
                 for spec, port in zip(self.extra_listeners.values(), others, strict=True):
                     spec["port"] = port
 
-    def jvm_options(self, heap: str) -> list[str]:
+    def jvm_options(self, heap: str = BROKER_HEAP) -> list[str]:
         return [f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC", *([] if self.full_jit else ["-XX:TieredStopAtLevel=1"])]
 
     def _start_once(self, heap: str, timeout: float) -> None:

@@ -40,6 +40,7 @@ class Devstack:
                 stack.redis = RedisServer.from_dict(state["redis"])
             if state.get("hadoop"):
                 stack.hadoop = HadoopCluster.from_dict(state["hadoop"])
+            stack.brokers_full_jit = bool(state.get("brokers_full_jit", False))
         return stack
 
     def save(self) -> None:
@@ -48,6 +49,7 @@ class Devstack:
             "clusters": {alias: cluster.to_dict() for alias, cluster in self.clusters.items()},
             "redis": self.redis.to_dict() if self.redis else None,
             "hadoop": self.hadoop.to_dict() if self.hadoop else None,
+            "brokers_full_jit": self.brokers_full_jit,
         }
         self.state_file.write_text(json.dumps(state, indent=2) + "\n")
 

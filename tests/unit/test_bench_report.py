@@ -39,6 +39,7 @@ SETTINGS = {"records": 2_000_000, "record_bytes": 1024, "key_bytes": 16, "partit
             "datasets": [{"name": "1024B", "records": 2_000_000, "record_bytes": 1024, "compression": "none"},
                          {"name": "1024B-lz4", "records": 500_000, "record_bytes": 1024, "compression": "lz4"}],
             "latency_max_rates": {"mirrorplane": {"records_per_second": 120_000.0, "source": "median steady"}},
+            "brokers": {"jvm": "-Xms512m -Xmx512m -XX:+UseG1GC"},
             "mm2": {"jvm": "-Xmx2G -XX:+UseParallelGC", "class_archive": "/x.jsa",
                     "effective_producer": {"acks": "-1", "linger.ms": "5", "batch.size": "262144"}}}
 MACHINE = {"cpu_model": "Test CPU", "cores": 2, "memory_gb": 23.4, "kafka": "4.3.1", "spark": "4.0.0",
@@ -161,6 +162,7 @@ def test_markdown_tables():
             "| 1,000 | 3 | 0 | 10.0 | 62.0 (61.0-63.0) | 20 / 300 |") in text
     assert "Mirrorplane 120,000 records/s (median steady)" in text
     assert "- MirrorMaker 2: JVM `-Xmx2G -XX:+UseParallelGC`, class archive yes" in text
+    assert "- Brokers (one KRaft broker per cluster): JVM `-Xms512m -Xmx512m -XX:+UseG1GC`" in text
     assert "producer in effect (from its log): `acks=-1`, `linger.ms=5`, `batch.size=262144`\n" in text
     assert "| p50 latency <= 20 ms at 5,000 records/s | 202 ms | **no** |" in text
     assert "## Failed runs\n\n- r4-mirrorplane-t2-1024B: timed out" in text

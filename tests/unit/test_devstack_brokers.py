@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from devstack.kafka import KafkaCluster, new_cluster
+from devstack.stack import Devstack
 
 
 def test_a_test_broker_compiles_with_c1_only_and_a_benchmark_broker_with_the_full_jit(tmp_path):
@@ -11,3 +12,9 @@ def test_a_test_broker_compiles_with_c1_only_and_a_benchmark_broker_with_the_ful
     assert full.jvm_options("512m") == ["-Xms512m", "-Xmx512m", "-XX:+UseG1GC"]
     assert KafkaCluster.from_dict(full.to_dict()).full_jit
 
+
+
+def test_the_stack_remembers_that_its_brokers_run_with_the_full_jit(tmp_path):
+    Devstack(root=tmp_path, brokers_full_jit=True).save()
+    assert Devstack.load(tmp_path).brokers_full_jit
+    assert not Devstack.load(tmp_path / "elsewhere").brokers_full_jit
