@@ -7,6 +7,10 @@ own would be (same master, memory, jars and JVM options: the launch key). A mirr
 key is the standby's claims it (mirrorcore.standby_folder) and its application runs at once; any
 other mirror, or a pass that finds no standby ready, starts a driver of its own as before.
 
+A standby starts and waits MIRRORPLANE_STANDBY_NICE levels below the worker's priority, so that its
+start takes idle CPU only, never the cores of running mirrors (a backfill ran at half speed while the
+next standby started beside it); claimed, every thread of it gets full priority back.
+
 A claimed standby is the mirror's driver in every respect: the process table shows it as the
 mirror's (mirrors.services.runtime), it is stopped and killed the same way, and the mirror's
 folder links to its log.
@@ -27,7 +31,7 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
-from controlplane.infra import processes
+from controlplane.infra import priority, processes
 from mirrorcore import standby_folder
 from mirrors.models import Cluster, Deployment, Mirror
 from mirrors.services import runtime
@@ -218,7 +222,8 @@ def start() -> Path:
     folder.mkdir(parents=True, mode=0o700)
     job = template_launch(folder)
     standby_folder.write_atomically(folder / standby_folder.LAUNCH_KEY, job.key)
-    pid = processes.spawn(job.argv, folder / standby_folder.LOG, env=job.env, cwd=folder).pid
+    argv = priority.lowered(job.argv, settings.STANDBY_NICE)
+    pid = processes.spawn(argv, folder / standby_folder.LOG, env=job.env, cwd=folder).pid
     standby_folder.write_atomically(folder / "pid", str(pid))
     log.info("started standby driver %s (pid %d)", folder.name, pid)
     return folder
@@ -236,6 +241,7 @@ def claim(mirror: Mirror, job: runtime.Launch) -> int | None:
             continue  # another pass claimed it just now
         if not processes.is_alive(leader, standby_folder.marker(standby.folder)):
             continue  # it died as it was claimed: the pool clears it away
+        priority.restore({leader, *standby.pids})  # it waited niced; now it is a mirror's driver
         _link_log(standby.folder / standby_folder.LOG, runtime.work_dir(mirror.name) / runtime.DRIVER_LOG)
         log.info("mirror %s: standby driver %s (pid %d) runs its application", mirror.name,
                  standby.folder.name, leader)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from controlplane.infra import processes
+from controlplane.infra import priority, processes
 from mirrorcore import standby_folder
 from mirrors.services import runtime, standby
 from tests.integration import kafka_tools
@@ -23,6 +23,16 @@ PARTITIONS = 2
 # put the first record 15-18 s after the mirror's creation in the benchmark.
 READY_WITHIN = 120
 FIRST_RECORD_WITHIN = 8.0
+
+
+# The worker's default MIRRORPLANE_STANDBY_NICE
+STANDBY_NICE = 10
+
+
+def thread_niceness(driver: standby.Standby) -> set[int | None]:
+    """The nice values of every thread of a standby's processes (the JVM, the Python driver)."""
+    pids = priority.with_descendants([driver.leader, *driver.pids])
+    return {priority.niceness_of(tid) for pid in pids for tid in priority.threads(pid)} - {None}
 
 
 def ready_standbys() -> list[standby.Standby]:
@@ -47,6 +57,8 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         started = time.monotonic()
         [waiting] = wait_for(lambda: ready_standbys() or None, READY_WITHIN, "a ready standby driver")
         figures(f"standby driver ready {time.monotonic() - started:.1f} s after the worker started")
+        own = priority.own_niceness()
+        assert thread_niceness(waiting) == {own + STANDBY_NICE}, "a standby waits at a lower priority"
         # The pool hands it a registered cluster, against which its Java Kafka clients make their first
         # requests and Spark's Kafka source runs a micro-batch and a real-time query.
         warmed = wait_for(lambda: standby_folder.warm_up_outcome(waiting.folder), 60, "the standby's Kafka warm-up")
@@ -75,6 +87,7 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         status = wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "RUNNING", 30)
         assert status["application"]["state"] == "running"
         assert runtime.running_apps()[name].drivers == [waiting.leader]
+        assert thread_niceness(waiting) == {own}, "a claimed standby runs its mirror at full priority"
         log = (runtime.work_dir(name) / runtime.DRIVER_LOG).read_text()
         assert f"claimed for mirror {name}" in log and "Kafka warmed up against west" in log
         assert "falling behind" not in log and "warm-up" not in log, "the warm-up leaves no warnings to the mirror"
@@ -82,6 +95,7 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         # The pool refills while the mirror runs.
         [refill] = wait_for(lambda: ready_standbys() or None, READY_WITHIN, "the next standby driver")
         assert refill.folder != waiting.folder
+        assert thread_niceness(refill) == {own + STANDBY_NICE}
 
         # Deleted, the mirror's driver (once the standby) stops; its folder is cleared away.
         assert api.delete(f"/api/v1/mirrors/{name}/").status_code == 204

@@ -1,0 +1,86 @@
+"""Standby drivers wait niced and get their priority back, in every thread, once claimed."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from controlplane.infra import priority
+
+# A process with three threads of its own and a child process with one more.
+THREADED = """
+import subprocess, sys, threading, time
+code = "import threading, time; threading.Thread(target=time.sleep, args=(60,)).start(); time.sleep(60)"
+child = subprocess.Popen([sys.executable, "-c", code])
+for _ in range(3):
+    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+print(child.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_command_is_lowered_by_the_increment_unless_it_is_zero():
+    assert priority.lowered(["java", "-version"], 0) == ["java", "-version"]
+    if priority.can_restore():
+        assert priority.lowered(["java", "-version"], 10) == ["nice", "-n", "10", "java", "-version"]
+
+
+def test_a_command_is_not_lowered_when_its_priority_could_not_be_given_back(monkeypatch):
+    monkeypatch.setattr(priority, "can_restore", lambda niceness=None: False)
+    assert priority.lowered(["java"], 10) == ["java"]
+
+
+@pytest.mark.parametrize(("euid", "limit", "niceness", "expected"), [
+    (0, 0, 0, True),            # root
+    (1000, 0, 0, False),        # the default RLIMIT_NICE: a nice value can only go up
+    (1000, 20, 0, True),        # LimitNICE=0 in systemd's terms (RLIMIT_NICE 20): back to 0 is allowed
+    (1000, 15, 0, False),
+    (1000, 15, 5, True),
+])
+def test_restoring_needs_root_or_an_rlimit_nice_that_allows_it(monkeypatch, euid, limit, niceness, expected):
+    monkeypatch.setattr(os, "geteuid", lambda: euid)
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (limit, limit))
+    assert priority.can_restore(niceness) is expected
+
+
+def _niceness_of_every_thread(pids):
+    return {tid: priority.niceness_of(tid) for pid in pids for tid in priority.threads(pid)}
+
+
+def test_every_thread_of_a_process_and_its_children_gets_its_priority_back():
+    own = priority.own_niceness()
+    process = subprocess.Popen(["nice", "-n", "7", sys.executable, "-c", THREADED], stdout=subprocess.PIPE, text=True)
+    child = 0
+    try:
+        child = int(process.stdout.readline())
+        deadline = time.monotonic() + 10
+        while len(priority.threads(child)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        before = _niceness_of_every_thread([process.pid, child])
+        assert len(before) >= 6 and set(before.values()) == {own + 7}, before
+        assert priority.with_descendants([process.pid]) >= {process.pid, child}
+
+        changed = priority.restore([process.pid])
+
+        after = _niceness_of_every_thread([process.pid, child])
+        if priority.can_restore():
+            assert changed == len(before) and set(after.values()) == {own}, after
+        else:
+            assert set(after.values()) == {own + 7}, after
+    finally:
+        for pid in (child, process.pid):
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+        process.wait()
+
+
+def test_restoring_a_process_that_is_gone_changes_nothing():
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    assert priority.restore([process.pid]) == 0
