@@ -49,9 +49,10 @@ demo: install
 lint: python-packages
 	$(VENV)/bin/ruff check .
 
-# mypy as pyproject.toml's [tool.mypy] says: strict on mirrorcore, default elsewhere; cache in .mypy_cache.
+# mypy as pyproject.toml's [tool.mypy] says: strict on mirrorcore, default elsewhere; its cache in $(CACHE),
+# where every clone finds it (mypy checks each file's hash, so a fresh clone reuses what did not change).
 typecheck: python-packages
-	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy --cache-dir $(CACHE)/mypy
 
 # The record writer's JUnit tests (the Maven module spark_runtime/java), against the installed pyspark's
 # Spark version; the build's output goes to $(CACHE), not into the module.

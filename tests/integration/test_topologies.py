@@ -20,10 +20,13 @@ def add_cluster(api, alias: str, bootstrap: str) -> None:
                     format="json").status_code == 201
 
 
+REFRESH_SECONDS = 5
+
+
 def add_mirror(api, name: str, source: str, target: str, topics: str) -> None:
     response = api.post("/api/v1/mirrors/", {
         "name": name, "source": source, "target": target, "topics": topics,
-        "connectors": {"source": {"config": {"refresh.topics.interval.seconds": "5"}}},
+        "connectors": {"source": {"config": {"refresh.topics.interval.seconds": str(REFRESH_SECONDS)}}},
     }, format="json")
     assert response.status_code == 201, response.content
 
@@ -70,11 +73,18 @@ def test_active_active_never_loops(api, devstack, control_plane, unique, figures
     for producer in traffic:
         producer.start()
     loops = {f"east.west.{topic}", f"west.east.{topic}", "east.west.heartbeats", "west.east.heartbeats"}
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        seen = (topics_of(east) | topics_of(west)) & loops
-        assert not seen, f"replication loop: {seen}"
-        time.sleep(2)
+    # Watched until each mirror's remote topic exists and then for four topic refreshes, in which the
+    # other mirror's filter matches that remote topic.
+    started = time.monotonic()
+    both_remote_at = None
+    while both_remote_at is None or time.monotonic() < both_remote_at + 4 * REFRESH_SECONDS:
+        names = topics_of(east) | topics_of(west)
+        assert not names & loops, f"replication loop: {names & loops}"
+        if both_remote_at is None and {f"east.{topic}", f"west.{topic}"} <= names:
+            both_remote_at = time.monotonic()
+        assert time.monotonic() - started < 120, "the two mirrors did not both create their remote topic"
+        time.sleep(1)
+    watched = time.monotonic() - started
     sent_east, sent_west = (producer.stop() for producer in traffic)
 
     on_west = kafka_tools.consume_all(west, f"east.{topic}", sent_east, timeout=60)
@@ -84,7 +94,8 @@ def test_active_active_never_loops(api, devstack, control_plane, unique, figures
     assert {topic, f"west.{topic}", "west.heartbeats"} <= topics_of(east)
     assert {topic, f"east.{topic}", "east.heartbeats"} <= topics_of(west)
     assert not (topics_of(east) | topics_of(west)) & loops
-    figures(f"active/active: 60 s of traffic, {sent_east} + {sent_west} records mirrored both ways, no loop")
+    figures(f"active/active: {watched:.0f} s of traffic ({4 * REFRESH_SECONDS} s after both remote topics existed), "
+            f"{sent_east} + {sent_west} records mirrored both ways, no loop")
 
 
 def test_aggregation_and_chain(api, devstack, north, control_plane, unique, figures):

@@ -162,7 +162,7 @@ def test_losing_the_nodemanager_that_hosts_the_driver_loses_nothing(
         api, devstack, yarn_cluster, control_plane, unique, figures):
     """kill -9 of the NodeManager (and its containers) that runs the driver, mid-backfill."""
     topic, name = f"nmloss-{unique}", f"nmloss-{unique}"
-    records = 500_000
+    records = 300_000
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
     kafka_tools.create_topic(east, topic, PARTITIONS)
     expected = kafka_tools.backfill(records, PARTITIONS)
@@ -265,12 +265,12 @@ def test_two_workers_on_two_hosts_keep_one_application_per_mirror(
     then cost about 4% and 2% of a core (measured on the test bed), where a micro-batch mirror taking a
     batch a second (heartbeats) costs about 14% and 6%, and ten of those saturate two cores.
 
-    The suite runs 2 mirrors for 100 s; MIRRORPLANE_HA_MIRRORS and MIRRORPLANE_HA_SECONDS scale it up
+    The suite runs 2 mirrors for 60 s; MIRRORPLANE_HA_MIRRORS and MIRRORPLANE_HA_SECONDS scale it up
     (the test bed's NodeManagers hold about 5 mirrors of this size; MIRRORPLANE_TESTBED_NODEMANAGER_MB
     lets them hold more: 11264 holds 10). Every 10 s each mirror's remote end offset is read: the
     longest time one went without copying a record is reported and bounded."""
     mirrors = int(os.environ.get("MIRRORPLANE_HA_MIRRORS", "2"))
-    seconds = float(os.environ.get("MIRRORPLANE_HA_SECONDS", "100"))
+    seconds = float(os.environ.get("MIRRORPLANE_HA_SECONDS", "60"))
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
     create_clusters(api, devstack)
     names = [f"ha{i}-{unique}" for i in range(mirrors)]
