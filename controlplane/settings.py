@@ -66,8 +66,8 @@ SPARK_DRIVER_MEMORY = ENV.get("MIRRORPLANE_SPARK_DRIVER_MEMORY", "1g")
 # launch. Each idles at a few hundred MB of memory; 0 turns them off.
 STANDBY_DRIVERS = int(ENV.get("MIRRORPLANE_STANDBY_DRIVERS", "1"))
 # How many nice levels below the worker a standby driver starts and waits (controlplane/infra/priority.py):
-# its start (a JVM, PySpark, Kafka's first requests: about 40 CPU s) then takes only idle CPU, not the
-# cores of running mirrors. A claimed standby gets its priority back. 0 starts standbys at full priority.
+# its start (a JVM, PySpark, Kafka's first requests: about 40 CPU s) then yields the cores to running
+# mirrors. A claimed standby gets its priority back. 0 starts standbys at full priority.
 STANDBY_NICE = int(ENV.get("MIRRORPLANE_STANDBY_NICE", "10"))
 # The parallel collector: 6% faster backfills than G1 on 2 cores (bench, side by side); left out
 # when a mirror's spark.driver.extraJavaOptions chooses its own collector.

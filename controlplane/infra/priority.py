@@ -1,5 +1,5 @@
 """CPU priority of the processes we start: a standby driver starts and waits at a lower priority, so that
-its start never takes the cores from running mirrors, and runs at full priority once a mirror claims it.
+its start yields the cores to running mirrors, and runs at full priority once a mirror claims it.
 
 Linux keeps a nice value per thread, and a new thread inherits its creator's: a process started under
 `nice` runs niced in every thread, and giving it its priority back means renicing each of its threads.

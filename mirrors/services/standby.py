@@ -8,8 +8,8 @@ key is the standby's claims it (mirrorcore.standby_folder) and its application r
 other mirror, or a pass that finds no standby ready, starts a driver of its own as before.
 
 A standby starts and waits MIRRORPLANE_STANDBY_NICE levels below the worker's priority, so that its
-start takes idle CPU only, never the cores of running mirrors (a backfill ran at half speed while the
-next standby started beside it); claimed, every thread of it gets full priority back.
+start yields the cores to running mirrors; claimed, every thread of it gets full priority back. A
+backfill still copies more slowly while the next standby starts beside it (docs/benchmarks.md).
 
 A claimed standby is the mirror's driver in every respect: the process table shows it as the
 mirror's (mirrors.services.runtime), it is stopped and killed the same way, and the mirror's
