@@ -69,6 +69,12 @@ def niceness_of(tid: int) -> int | None:
         return None
 
 
+def niceness_by_thread(pids: Iterable[int]) -> dict[int, int]:
+    """The nice value of every live thread of `pids` and of their descendants, by thread id."""
+    found = {tid: niceness_of(tid) for pid in with_descendants(pids) for tid in threads(pid)}
+    return {tid: nice for tid, nice in found.items() if nice is not None}
+
+
 def restore(pids: Iterable[int], passes: int = 3) -> int:
     """Set every thread of `pids` and of their descendants to this process's nice value; returns how many
     threads it changed.
@@ -79,22 +85,19 @@ def restore(pids: Iterable[int], passes: int = 3) -> int:
     pids = list(pids)
     changed = 0
     for _ in range(passes):
-        processes = with_descendants(pids)
         this_pass = 0
-        for pid in processes:
-            for tid in threads(pid):
-                current = niceness_of(tid)
-                if current is None or current == target:
-                    continue
-                try:
-                    os.setpriority(os.PRIO_PROCESS, tid, target)
-                    this_pass += 1
-                except ProcessLookupError:
-                    continue  # the thread ended
-                except PermissionError:
-                    log.warning("could not give process %d its priority back (nice %d to %d): not permitted",
-                                pid, current, target)
-                    return changed + this_pass
+        for tid, current in niceness_by_thread(pids).items():
+            if current == target:
+                continue
+            try:
+                os.setpriority(os.PRIO_PROCESS, tid, target)
+                this_pass += 1
+            except ProcessLookupError:
+                continue  # the thread ended
+            except PermissionError:
+                log.warning("could not give thread %d its priority back (nice %d to %d): not permitted",
+                            tid, current, target)
+                return changed + this_pass
         changed += this_pass
         if this_pass == 0:
             break

@@ -29,10 +29,9 @@ FIRST_RECORD_WITHIN = 8.0
 STANDBY_NICE = 10
 
 
-def thread_niceness(driver: standby.Standby) -> set[int | None]:
+def thread_niceness(driver: standby.Standby) -> set[int]:
     """The nice values of every thread of a standby's processes (the JVM, the Python driver)."""
-    pids = priority.with_descendants([driver.leader, *driver.pids])
-    return {priority.niceness_of(tid) for pid in pids for tid in priority.threads(pid)} - {None}
+    return set(priority.niceness_by_thread([driver.leader, *driver.pids]).values())
 
 
 def ready_standbys() -> list[standby.Standby]:

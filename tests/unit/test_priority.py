@@ -49,10 +49,6 @@ def test_restoring_needs_root_or_an_rlimit_nice_that_allows_it(monkeypatch, euid
     assert priority.can_restore(niceness) is expected
 
 
-def _niceness_of_every_thread(pids):
-    return {tid: priority.niceness_of(tid) for pid in pids for tid in priority.threads(pid)}
-
-
 def test_every_thread_of_a_process_and_its_children_gets_its_priority_back():
     own = priority.own_niceness()
     process = subprocess.Popen(["nice", "-n", "7", sys.executable, "-c", THREADED], stdout=subprocess.PIPE, text=True)
@@ -62,13 +58,13 @@ def test_every_thread_of_a_process_and_its_children_gets_its_priority_back():
         deadline = time.monotonic() + 10
         while len(priority.threads(child)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        before = _niceness_of_every_thread([process.pid, child])
+        before = priority.niceness_by_thread([process.pid, child])
         assert len(before) >= 6 and set(before.values()) == {own + 7}, before
         assert priority.with_descendants([process.pid]) >= {process.pid, child}
 
         changed = priority.restore([process.pid])
 
-        after = _niceness_of_every_thread([process.pid, child])
+        after = priority.niceness_by_thread([process.pid, child])
         if priority.can_restore():
             assert changed == len(before) and set(after.values()) == {own}, after
         else:
