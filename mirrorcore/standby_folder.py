@@ -35,6 +35,9 @@ WARM_UP = "warm-up.json"
 WARMED = "warmed"
 WARMING_UP = "under way"  # how `warmed` begins while the warm-up runs
 FLAG = "--standby="
+# Beside the standbys' folders, in their root: written while the next standby waits for idle cores,
+# "<epoch s> <busy %>".
+REFILL_DEFERRED = "refill-deferred"
 
 
 @dataclass(frozen=True)

@@ -280,9 +280,17 @@ class Mirrorplane(Candidate):
         return metrics
 
     def starting(self) -> str | None:
-        if self._standby_drivers() > 0 and self._waiting_standby() is None:
+        if self._standby_drivers() > 0 and self._waiting_standby() is None and not self._refill_deferred():
             return "the next standby driver is not ready and warmed up yet (it starts 20 s after a claim)"
         return None
+
+    def _refill_deferred(self) -> bool:
+        """Whether the pool said, in the last 10 s, that the next standby waits for idle cores: under a
+        latency run's traffic it may wait the whole run, and never share the cores with it."""
+        try:
+            return time.time() - (self.data_dir / "standby" / standby_folder.REFILL_DEFERRED).stat().st_mtime < 10
+        except OSError:
+            return False
 
     def settling(self) -> str | None:
         return settling_reason(self.replication_mode)

@@ -9,7 +9,9 @@ other mirror, or a pass that finds no standby ready, starts a driver of its own 
 
 A standby starts and waits MIRRORPLANE_STANDBY_NICE levels below the worker's priority, so that its
 start yields the cores to running mirrors; claimed, every thread of it gets full priority back. A
-backfill still copies more slowly while the next standby starts beside it (docs/benchmarks.md).
+backfill still copied more slowly while the next standby started beside it (docs/benchmarks.md), so the
+next standby starts only while the host's cores are less than MIRRORPLANE_STANDBY_REFILL_BELOW_BUSY_PCT
+busy; meanwhile the standby root's `refill-deferred` says how busy they were.
 
 A claimed standby is the mirror's driver in every respect: the process table shows it as the
 mirror's (mirrors.services.runtime), it is stopped and killed the same way, and the mirror's
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
+import psutil
 from django.conf import settings
 from django.utils import timezone
 
@@ -43,6 +46,8 @@ RETRY_SECONDS = 60.0
 # The next standby starts this long after a claim or a local application's submission: its start
 # would take the cores from that application's.
 REFILL_AFTER_SECONDS = 20.0
+# How long the pool samples the host's CPU before a refill (only when one is due).
+BUSY_SAMPLE_SECONDS = 0.25
 TEMPLATE_NAME = "standby"
 
 
@@ -150,10 +155,31 @@ def maintain() -> None:
                          "no longer wanted" if standby.key == key else "started with other settings")
                 _stop(standby)
     _hand_over_warm_ups(waiting)
-    if failed_recently or _starting_applications(pool):
+    missing = count - len(waiting)
+    if missing <= 0 or failed_recently or _starting_applications(pool):
         return
-    for _ in range(count - len(waiting)):
+    busy = host_busy_pct()
+    marker = runtime.standby_root() / standby_folder.REFILL_DEFERRED
+    if refill_waits(busy):
+        marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        standby_folder.write_atomically(marker, f"{time.time():.3f} {busy:.0f}")
+        return
+    marker.unlink(missing_ok=True)
+    for _ in range(missing):
         start()
+
+
+def host_busy_pct() -> float:
+    """How busy the host's cores are, all of them together, in % over a short sample."""
+    return psutil.cpu_percent(interval=BUSY_SAMPLE_SECONDS)
+
+
+def refill_waits(busy_pct: float) -> bool:
+    """Whether the next standby waits: while the host's cores are this busy, its start (about 40 CPU s)
+    would slow the mirrors running (a backfill's micro-batches took up to twice as long while one
+    started, niced or not)."""
+    limit = settings.STANDBY_REFILL_BELOW_BUSY_PCT
+    return limit < 100 and busy_pct >= limit
 
 
 def _hand_over_warm_ups(waiting: list[Standby]) -> None:

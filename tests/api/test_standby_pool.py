@@ -4,7 +4,10 @@ tests/integration/test_standby_drivers.py runs the real one."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -49,6 +52,7 @@ def fake_driver(settings, tmp_path, monkeypatch):
                               env | {"SPARK_SUBMIT_OPTS": behaviour["key"]})
 
     monkeypatch.setattr(standby, "template_launch", template_launch)
+    monkeypatch.setattr(standby, "host_busy_pct", lambda: 0.0)  # an idle host (the suite's own load aside)
     yield behaviour
     for item in standby.standbys():
         for pid in item.pids:
@@ -245,3 +249,34 @@ def test_a_waiting_standby_passes_a_handed_over_connection_on_once(tmp_path):
     assert claim is None and handed == [{"alias": "east", "bootstrap_servers": "east:9092"}]
     assert not (tmp_path / standby_folder.WARM_UP).exists()
     assert standby_folder.take_warm_up(tmp_path) is None
+
+
+@override_settings(STANDBY_DRIVERS=1)
+def test_the_next_standby_waits_while_the_hosts_cores_are_busy(fake_driver, monkeypatch):
+    monkeypatch.setattr(standby, "host_busy_pct", lambda: 80.0)
+    standby.maintain()
+    assert standby.standbys() == [], "a standby's start would slow the mirrors running"
+    marker = runtime.standby_root() / standby_folder.REFILL_DEFERRED
+    assert marker.read_text().split()[1] == "80"
+    monkeypatch.setattr(standby, "host_busy_pct", lambda: 10.0)
+    standby.maintain()
+    assert len(standby.standbys()) == 1
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(("limit", "busy", "waits"), [(50, 49.9, False), (50, 50.0, True), (50, 97.0, True),
+                                                       (100, 100.0, False)])
+def test_a_refill_waits_at_or_above_the_limit_and_never_at_100(settings, limit, busy, waits):
+    settings.STANDBY_REFILL_BELOW_BUSY_PCT = limit
+    assert standby.refill_waits(busy) is waits
+
+
+def test_the_hosts_cores_read_busy_when_every_core_spins():
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
+    try:
+        time.sleep(0.5)
+        assert standby.host_busy_pct() >= 80.0
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
