@@ -72,13 +72,15 @@ def create_topic(bootstrap: str, topic: str, partitions: int, config: dict[str, 
         future.result(30)
 
 
-def topic_config(bootstrap: str, topic: str, key: str) -> str | None:
-    """One configuration value of a topic (None when the topic or the key is missing)."""
+def topic_config(bootstrap: str, topic: str, key: str, timeout: float = 30) -> str | None:
+    """One configuration value of a topic (None when the topic or the key is missing, or when the
+    broker does not answer within `timeout` seconds: a report is not worth losing a run over)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     try:
-        futures = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)])
-        entries = next(iter(futures.values())).result(30)
-    except KafkaException:
+        futures = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)],
+                                         request_timeout=timeout)
+        entries = next(iter(futures.values())).result(timeout)
+    except (KafkaException, TimeoutError):
         return None
     entry = entries.get(key)
     return None if entry is None else entry.value

@@ -4,6 +4,7 @@ progress samples of a run."""
 from __future__ import annotations
 
 import struct
+import time
 
 from bench.cluster import (
     BATCH_HEADER,
@@ -13,6 +14,7 @@ from bench.cluster import (
     dataset_values,
     segment_codecs,
     topic_codecs,
+    topic_config,
 )
 
 
@@ -64,3 +66,9 @@ def test_progress_keeps_changes_only():
         progress.add(seconds, total)
     assert progress.samples == [(0.0, 0), (0.2, 50), (0.4, 100)]
     assert dataset_payload_bytes(10, 16, 100) == 10 * (16 + 100 + 9 + 8)
+
+
+def test_topic_config_is_none_when_the_broker_does_not_answer():
+    started = time.monotonic()
+    assert topic_config("127.0.0.1:1", "records", "compression.type", timeout=1) is None
+    assert time.monotonic() - started < 10
