@@ -11,6 +11,7 @@ from bench.cluster import EndOffsets, Progress, delete_topics, topic_codecs, top
 from bench.datasets import Dataset
 from bench.measure import ResourceSampler
 from bench.stats import steady_rate
+from bench.writeback import write_back
 
 SHORT = {"mirrorplane": "mp", "mirrorplane-own-driver": "mo", "mm2": "mm", "mm2-stock": "ms", "raw": "raw",
          "direct": "dr"}
@@ -45,7 +46,8 @@ def backfill(candidate: Candidate, spec: RunSpec, env: Environment, expected: in
     """One timed copy of the dataset; the remote topic is deleted afterwards. A run that cannot finish
     (the candidate failed, timed out or could not start) is recorded with its error."""
     run: dict = {"label": spec.label, "candidate": candidate.name, "tasks": spec.tasks, "alias": spec.alias,
-                 "remote_topic": spec.remote_topic, "expected": expected, "error": None}
+                 "remote_topic": spec.remote_topic, "expected": expected, "error": None,
+                 "writeback_before": write_back()}
     candidate.prepare(spec)
     watcher = EndOffsets(env.target, spec.remote_topic)
     sampler = ResourceSampler({"candidate": candidate.process_groups, "control_plane": lambda: control_plane,
