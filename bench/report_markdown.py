@@ -233,8 +233,9 @@ def _fairness_lines(settings: dict) -> list[str]:
                      f"`{mp.get('driver_java_options')}`, class archive "
                      f"{'yes' if mp.get('driver_class_archive') else 'none'}, standby drivers "
                      f"{mp.get('standby_drivers', 0)}, `replication.mode` {mp.get('replication_mode') or 'auto'}; "
-                     f"producer "
-                     f"{_pairs(mp.get('producer'))} (compressed datasets: their codec)")
+                     f"producer in real-time mode "
+                     f"{_pairs(mp.get('producer'))}, in micro-batches {_pairs(mp.get('micro_batch_producer'))} "
+                     f"(compressed datasets: their codec)")
     for name in ("mm2", "mm2-stock", "raw"):
         entry = settings.get(name)
         if not entry:

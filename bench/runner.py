@@ -274,7 +274,7 @@ class Benchmark:
         label = f"lat-{name}-{level_label(level)}-r{repetition}"
         spec = RunSpec(label=label, alias=f"{SHORT[name]}l{level_label(level).replace('-', '')}r{repetition}",
                        topic=f"latency-{name}-{level_label(level)}-r{repetition}", partitions=o.partitions,
-                       tasks=tasks)
+                       tasks=tasks, steady=True)
         say(f"latency {repetition}/{o.latency_repetitions} of {candidate.title} at {level} = {rate:,} records/s for "
             f"{o.latency_seconds:g} s (tasks.max {tasks})")
         result = measure(candidate, spec, self._env(), rate, o.latency_seconds, o.key_bytes, o.record_bytes, say)

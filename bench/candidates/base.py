@@ -16,6 +16,7 @@ class RunSpec:
     partitions: int
     tasks: int  # tasks.max (the raw copy: threads)
     compression: str = "none"  # the producer's compression.type towards the target (the source's codec)
+    steady: bool = False  # steady traffic (a latency run), not a backlog to copy
 
     @property
     def remote_topic(self) -> str:

@@ -26,7 +26,7 @@ from bench import jvm
 from bench.candidates.base import Candidate, RunSpec
 from bench.cluster import TARGET, EndOffsets, delete_topics
 from controlplane.infra import maven, processes
-from mirrorcore.registry import PRODUCER_DEFAULTS
+from mirrorcore.registry import MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS
 
 ARTIFACTS = (
     f"org.apache.kafka:connect-mirror:{maven.KAFKA_VERSION}",
@@ -115,9 +115,13 @@ def jars() -> list[Path]:
     return maven.resolve(f"connect-mirror-{maven.KAFKA_VERSION}", ARTIFACTS)
 
 
-def producer_settings(compression: str, overrides: tuple[tuple[str, str], ...] = ()) -> dict[str, str]:
-    """Mirrorplane's producer defaults, the benchmark's `--producer` settings, the run's compression."""
-    return dict(PRODUCER_DEFAULTS) | dict(overrides) | {"compression.type": compression}
+def producer_settings(compression: str, overrides: tuple[tuple[str, str], ...] = (), steady: bool = False
+                      ) -> dict[str, str]:
+    """The producer Mirrorplane's source connector would use for the run (its micro-batch settings for a
+    backlog, its real-time ones for steady traffic), the benchmark's `--producer` settings, the run's
+    compression."""
+    defaults = PRODUCER_DEFAULTS | ({} if steady else MICRO_BATCH_PRODUCER_DEFAULTS)
+    return defaults | dict(overrides) | {"compression.type": compression}
 
 
 class MirrorMaker2(Candidate):
@@ -168,7 +172,7 @@ class MirrorMaker2(Candidate):
         folder = self.env.work_dir / "mm2" / spec.label
         folder.mkdir(parents=True, exist_ok=True)
         self.properties = folder / "mm2.properties"
-        producer = producer_settings(spec.compression, self.env.producer)
+        producer = producer_settings(spec.compression, self.env.producer, spec.steady)
         self.properties.write_text(mm2_properties(spec.alias, self.env.source, TARGET, self.env.target,
                                                   spec.topic, spec.tasks, producer))
         (folder / "log4j2.properties").write_text(LOG4J2.format(log=folder / "mm2.log"))

@@ -12,7 +12,7 @@ from typing import Any
 from mirrorcore import adoption, resume
 from mirrorcore.admin import KafkaAdmin
 from mirrorcore.config import MirrorConfig
-from mirrorcore.registry import PRODUCER_DEFAULTS
+from mirrorcore.registry import MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS
 from spark_runtime import checkpoint_store, micro_batch, real_time, replication_mode, spark_query
 from spark_runtime.connectors.base import Connector
 from spark_runtime.connectors.source_modes import MODE_CHECK_SECONDS, ReplicationModes
@@ -212,7 +212,7 @@ class SourceConnector(ReplicationModes, Connector):
         for key, value in self.consumer_options().items():
             reader = reader.option(key, value)
         jvm = self.spark.sparkContext._jvm
-        producer = spark_query.java_map(jvm, self.producer_config())
+        producer = spark_query.java_map(jvm, self.producer_config(mode.mode))
         remote = spark_query.java_map(jvm, {topic: self.remote_topic(topic) for topic in self.topics})
         max_lag = self.offset_syncs.max_offset_lag
         if self.mode is None or mode.mode != self.mode.mode:
@@ -310,9 +310,11 @@ class SourceConnector(ReplicationModes, Connector):
         consumer = self.config.source.java_properties() | self.settings.prefixed("consumer.")
         return {f"kafka.{k}": v for k, v in consumer.items() if k not in _SPARK_MANAGED_CONSUMER_OPTIONS}
 
-    def producer_config(self) -> dict[str, str]:
-        """The record producer: target connection, safe defaults, then `producer.override.*`."""
-        return self.config.target.java_properties() | PRODUCER_DEFAULTS | self.settings.prefixed("producer.override.")
+    def producer_config(self, mode: str = replication_mode.REAL_TIME) -> dict[str, str]:
+        """The record producer: target connection, safe defaults (batching more for micro-batches),
+        then `producer.override.*`."""
+        defaults = PRODUCER_DEFAULTS | (MICRO_BATCH_PRODUCER_DEFAULTS if mode == replication_mode.MICRO_BATCH else {})
+        return self.config.target.java_properties() | defaults | self.settings.prefixed("producer.override.")
 
     def _grow_remote_partitions(self) -> None:
         """Spark reads partitions added on the source by itself: add them on the target first."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import javaproperties
 
 from bench.candidates.mm2 import INTERNAL_REPLICATION_FACTORS, mm2_properties
-from mirrorcore.registry import PRODUCER_DEFAULTS
+from mirrorcore.registry import MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS
 
 
 def _parse(text: str) -> dict[str, str]:
@@ -112,4 +112,13 @@ def test_the_benchmarks_producer_settings_go_over_the_defaults_and_the_runs_comp
 
     settings = producer_settings("lz4", (("linger.ms", "0"), ("compression.type", "gzip")))
     assert settings["linger.ms"] == "0" and settings["compression.type"] == "lz4"
-    assert settings["batch.size"] == PRODUCER_DEFAULTS["batch.size"]
+    assert settings["batch.size"] == MICRO_BATCH_PRODUCER_DEFAULTS["batch.size"]
+
+
+def test_mm2_batches_as_mirrorplane_does_a_backlog_in_a_backfill_and_steady_traffic_in_a_latency_run():
+    from bench.candidates.mm2 import producer_settings
+
+    backlog, steady = producer_settings("none"), producer_settings("none", steady=True)
+    assert backlog == PRODUCER_DEFAULTS | MICRO_BATCH_PRODUCER_DEFAULTS
+    assert steady == PRODUCER_DEFAULTS
+    assert int(backlog["linger.ms"]) > int(steady["linger.ms"])

@@ -3,6 +3,8 @@
 import dataclasses
 
 from mirrorcore.config import MirrorConfig
+from mirrorcore.registry import MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS
+from spark_runtime import replication_mode
 from spark_runtime.connectors.source import SourceConnector
 
 
@@ -51,6 +53,19 @@ def test_producer_overrides_win_over_defaults():
     assert (producer["compression.type"], producer["linger.ms"], producer["acks"]) == ("zstd", "50", "1")
     assert producer["enable.idempotence"] == "true"
     assert "fetch.max.bytes" not in producer
+    backlog = source.producer_config(replication_mode.MICRO_BATCH)
+    assert (backlog["linger.ms"], backlog["compression.type"]) == ("50", "zstd")
+    assert backlog["batch.size"] == MICRO_BATCH_PRODUCER_DEFAULTS["batch.size"]
+
+
+def test_micro_batches_batch_more_than_real_time_mode():
+    source = connector({})
+    real_time, backlog = source.producer_config(replication_mode.REAL_TIME), \
+        source.producer_config(replication_mode.MICRO_BATCH)
+    assert real_time == source.config.target.java_properties() | PRODUCER_DEFAULTS
+    assert backlog == real_time | MICRO_BATCH_PRODUCER_DEFAULTS
+    assert int(backlog["linger.ms"]) > int(real_time["linger.ms"])
+    assert int(backlog["batch.size"]) > int(real_time["batch.size"])
 
 
 def test_consumer_options_carry_source_credentials_and_overrides_but_not_spark_managed_ones():
