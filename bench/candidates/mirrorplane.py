@@ -344,7 +344,7 @@ class Mirrorplane(Candidate):
     def settings(self) -> dict:
         from controlplane.infra import class_archive
         from controlplane.infra import spark as spark_jars
-        from mirrorcore.registry import DEFAULT_BATCH_MAX_RECORDS, MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS
+        from mirrorcore.registry import DEFAULT_BATCH_MAX_RECORDS, producer_defaults
 
         archive = class_archive.archive_path(spark_jars.runtime_jars())
         return {"spark_master": os.environ.get("SPARK_MASTER", "local[2]"),
@@ -355,8 +355,8 @@ class Mirrorplane(Candidate):
                 "standby_drivers": self._standby_drivers(),
                 "replication_mode": os.environ.get("MIRRORPLANE_BENCH_REPLICATION_MODE") or "auto",
                 "batch.max.records": DEFAULT_BATCH_MAX_RECORDS,
-                "producer": dict(PRODUCER_DEFAULTS) | dict(self.env.producer),
-                "micro_batch_producer": PRODUCER_DEFAULTS | MICRO_BATCH_PRODUCER_DEFAULTS | dict(self.env.producer),
+                "producer": producer_defaults(micro_batch=False) | dict(self.env.producer),
+                "micro_batch_producer": producer_defaults(micro_batch=True) | dict(self.env.producer),
                 "reconcile_seconds": float(os.environ.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))}
 
 

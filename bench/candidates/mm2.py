@@ -26,7 +26,7 @@ from bench import jvm
 from bench.candidates.base import Candidate, RunSpec
 from bench.cluster import TARGET, EndOffsets, delete_topics
 from controlplane.infra import maven, processes
-from mirrorcore.registry import MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS
+from mirrorcore.registry import producer_defaults
 
 ARTIFACTS = (
     f"org.apache.kafka:connect-mirror:{maven.KAFKA_VERSION}",
@@ -120,8 +120,7 @@ def producer_settings(compression: str, overrides: tuple[tuple[str, str], ...] =
     """The producer Mirrorplane's source connector would use for the run (its micro-batch settings for a
     backlog, its real-time ones for steady traffic), the benchmark's `--producer` settings, the run's
     compression."""
-    defaults = PRODUCER_DEFAULTS | ({} if steady else MICRO_BATCH_PRODUCER_DEFAULTS)
-    return defaults | dict(overrides) | {"compression.type": compression}
+    return producer_defaults(micro_batch=not steady) | dict(overrides) | {"compression.type": compression}
 
 
 class MirrorMaker2(Candidate):

@@ -22,7 +22,7 @@ from mirrorcore.registry.catalog import (
     DEFAULT_TOPICS_EXCLUDE,
     WORKER_PREFIXES,
 )
-from mirrorcore.registry.clients import MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS
+from mirrorcore.registry.clients import MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS, producer_defaults
 from mirrorcore.registry.model import (
     CONNECTOR_KINDS,
     OWNERS,
@@ -38,7 +38,8 @@ __all__ = [
     "DEFAULT_TOPICS_EXCLUDE", "MICRO_BATCH_PRODUCER_DEFAULTS", "OWNERS", "PRODUCER_DEFAULTS", "PROPERTIES",
     "WORKER_PREFIXES", "ConnectorKind", "Owner", "Property", "PropertyType", "Validator", "connector_kinds_of",
     "defaults_for", "find", "get", "get_bool", "get_float", "get_int", "get_str", "get_valid_float",
-    "invalid_properties", "is_worker_setting", "owner_of", "parse_bool", "source_held", "value", "worker_settings",
+    "invalid_properties", "is_worker_setting", "owner_of", "parse_bool", "producer_defaults", "source_held", "value",
+    "worker_settings",
 ]
 
 Config = Mapping[str, object]

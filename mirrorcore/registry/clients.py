@@ -22,3 +22,8 @@ MICRO_BATCH_PRODUCER_DEFAULTS: dict[str, str] = {
     "linger.ms": "20",
     "batch.size": "1048576",
 }
+
+
+def producer_defaults(micro_batch: bool) -> dict[str, str]:
+    """The source connector's record producer before `producer.override.*`: in micro-batches or not."""
+    return PRODUCER_DEFAULTS | (MICRO_BATCH_PRODUCER_DEFAULTS if micro_batch else {})

@@ -12,7 +12,7 @@ from typing import Any
 from mirrorcore import adoption, resume
 from mirrorcore.admin import KafkaAdmin
 from mirrorcore.config import MirrorConfig
-from mirrorcore.registry import MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS
+from mirrorcore.registry import producer_defaults
 from spark_runtime import checkpoint_store, micro_batch, real_time, replication_mode, spark_query
 from spark_runtime.connectors.base import Connector
 from spark_runtime.connectors.source_modes import MODE_CHECK_SECONDS, ReplicationModes
@@ -313,7 +313,7 @@ class SourceConnector(ReplicationModes, Connector):
     def producer_config(self, mode: str = replication_mode.REAL_TIME) -> dict[str, str]:
         """The record producer: target connection, safe defaults (batching more for micro-batches),
         then `producer.override.*`."""
-        defaults = PRODUCER_DEFAULTS | (MICRO_BATCH_PRODUCER_DEFAULTS if mode == replication_mode.MICRO_BATCH else {})
+        defaults = producer_defaults(micro_batch=mode == replication_mode.MICRO_BATCH)
         return self.config.target.java_properties() | defaults | self.settings.prefixed("producer.override.")
 
     def _grow_remote_partitions(self) -> None:
