@@ -36,6 +36,7 @@ class Options:
     variant_repetitions: int = 3
     latency_rates: tuple[str, ...] = ("5000", "50%")
     latency_seconds: float = 60.0
+    latency_steady_seconds: float = 10.0  # bench.latency.WARMUP_STEADY_SECONDS
     latency_repetitions: int = 3
     latency_max_rate: int | None = None
     skip_latency_floor: bool = False
@@ -187,6 +188,9 @@ def parser() -> argparse.ArgumentParser:
                         "sustainable rate from this invocation's throughput runs (5000,50%%)")
     p.add_argument("--latency-seconds", type=_positive_float, default=d.latency_seconds,
                    help="measured seconds of each latency test (%(default)s)")
+    p.add_argument("--latency-steady-seconds", type=_positive_float, default=d.latency_steady_seconds,
+                   help="seconds each candidate keeps up at the rate before the measured seconds begin "
+                        "(%(default)s; a minute or more lets both JVMs finish compiling their copy path)")
     p.add_argument("--latency-repetitions", type=_positive, default=d.latency_repetitions,
                    help="latency tests per candidate and rate; the order alternates (%(default)s)")
     p.add_argument("--latency-max-rate", type=_positive, default=None,
@@ -227,6 +231,7 @@ def parse(argv: list[str] | None = None) -> Options:
                    compressions=args.compressions if variants else (), variant_records=args.variant_records,
                    variant_max_mb=args.variant_max_mb, variant_repetitions=args.variant_repetitions,
                    latency_rates=args.latency_rates, latency_seconds=args.latency_seconds,
+                   latency_steady_seconds=args.latency_steady_seconds,
                    latency_repetitions=args.latency_repetitions, latency_max_rate=args.latency_max_rate,
                    skip_latency_floor=args.skip_latency_floor, producer=args.producer,
                    only=args.only, skip_latency=args.skip_latency, skip_upper_bounds=args.skip_upper_bounds,

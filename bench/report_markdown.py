@@ -188,8 +188,10 @@ def _tail(tail: dict) -> str:
 
 
 def _latency_lines(table: dict, settings: dict) -> list[str]:
+    steady = settings.get("latency_steady_seconds")
+    after = f", after {steady:g} s of keeping up" if steady else ""
     lines = ["", f"## Latency: record timestamp to arrival on the target, {settings.get('latency_seconds', 0):g} s "
-                 "measured per run", "",
+                 f"measured per run{after}", "",
              "| candidate | rate | achieved records/s | p50 ms | p95 ms | p99 ms | max ms | runs | missing | CPU s "
              "| machine busy % | reader resolution p50 / p99 µs |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]

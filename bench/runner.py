@@ -107,6 +107,7 @@ class Benchmark:
             "partitions": o.partitions, "repetitions": o.repetitions, "tasks": list(o.tasks),
             "mm2_tasks_searched": list(o.mm2_tasks), "variant_repetitions": o.variant_repetitions,
             "latency_rates": list(o.latency_rates), "latency_seconds": o.latency_seconds,
+            "latency_steady_seconds": o.latency_steady_seconds,
             "latency_repetitions": o.latency_repetitions, "latency_floor": not o.skip_latency_floor,
             "candidates": list(o.only),
             "dataset_mb": round(dataset_payload_bytes(main.records, o.key_bytes, main.record_bytes) / 1e6, 1),
@@ -277,7 +278,8 @@ class Benchmark:
                        tasks=tasks, steady=True)
         say(f"latency {repetition}/{o.latency_repetitions} of {candidate.title} at {level} = {rate:,} records/s for "
             f"{o.latency_seconds:g} s (tasks.max {tasks})")
-        result = measure(candidate, spec, self._env(), rate, o.latency_seconds, o.key_bytes, o.record_bytes, say)
+        result = measure(candidate, spec, self._env(), rate, o.latency_seconds, o.key_bytes, o.record_bytes, say,
+                         steady_seconds=o.latency_steady_seconds)
         result |= base
         say(f"  p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms, p99 {result['p99_ms']} ms at "
             f"{result.get('achieved_rate') or 0:,.0f} records/s" + (f"; error: {result['error']}"

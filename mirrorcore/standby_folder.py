@@ -115,6 +115,31 @@ def warm_up_outcome(folder: Path) -> str | None:
     return None if note.startswith(WARMING_UP) else note
 
 
+@dataclass(frozen=True)
+class RefillDeferral:
+    at: float  # epoch seconds of the pool's last look
+    busy_pct: float  # how busy the host's cores were then
+
+
+def defer_refill(root: Path, busy_pct: float, now: float) -> None:
+    """Say, in the standby root, that the next standby waits for idle cores (looked at `now`)."""
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    write_atomically(root / REFILL_DEFERRED, f"{now:.3f} {busy_pct:.0f}")
+
+
+def end_refill_deferral(root: Path) -> None:
+    (root / REFILL_DEFERRED).unlink(missing_ok=True)
+
+
+def refill_deferral(root: Path) -> RefillDeferral | None:
+    """The pool's last word that the next standby waits, None when it does not (or it cannot be read)."""
+    try:
+        at, busy = (root / REFILL_DEFERRED).read_text().split()
+        return RefillDeferral(at=float(at), busy_pct=float(busy))
+    except (OSError, ValueError):
+        return None
+
+
 def write_atomically(path: Path, text: str) -> None:
     partial = path.with_name(f".{path.name}.partial")
     partial.write_text(text)

@@ -33,6 +33,8 @@ from mirrorcore import channel, standby_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = "bench"
+# The pool writes its deferral on each pass (every 2 s by default): older than this, it has stopped deferring.
+REFILL_DEFERRAL_FRESH_SECONDS = 10.0
 
 
 def settling_reason(replication_mode: dict) -> str | None:
@@ -285,12 +287,10 @@ class Mirrorplane(Candidate):
         return None
 
     def _refill_deferred(self) -> bool:
-        """Whether the pool said, in the last 10 s, that the next standby waits for idle cores: under a
-        latency run's traffic it may wait the whole run, and never share the cores with it."""
-        try:
-            return time.time() - (self.data_dir / "standby" / standby_folder.REFILL_DEFERRED).stat().st_mtime < 10
-        except OSError:
-            return False
+        """Whether the pool said lately that the next standby waits for idle cores: under a latency
+        run's traffic it may wait the whole run, and never share the cores with it."""
+        deferral = standby_folder.refill_deferral(self.data_dir / "standby")
+        return deferral is not None and time.time() - deferral.at < REFILL_DEFERRAL_FRESH_SECONDS
 
     def settling(self) -> str | None:
         return settling_reason(self.replication_mode)

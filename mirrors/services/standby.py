@@ -159,12 +159,10 @@ def maintain() -> None:
     if missing <= 0 or failed_recently or _starting_applications(pool):
         return
     busy = host_busy_pct()
-    marker = runtime.standby_root() / standby_folder.REFILL_DEFERRED
     if refill_waits(busy):
-        marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        standby_folder.write_atomically(marker, f"{time.time():.3f} {busy:.0f}")
+        standby_folder.defer_refill(runtime.standby_root(), busy, time.time())
         return
-    marker.unlink(missing_ok=True)
+    standby_folder.end_refill_deferral(runtime.standby_root())
     for _ in range(missing):
         start()
 

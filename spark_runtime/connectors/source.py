@@ -228,7 +228,7 @@ class SourceConnector(ReplicationModes, Connector):
                 # Unset: Kafka Connect's 60 s, not the 10 s micro-batches promote syncs at (epochs cost latency).
                 real_time.epoch_ms(self.settings.get_int("offset.flush.interval.ms", mm2_default=True),
                                    driver_commits=self._tasks_local()),
-                producers=sum(self.topics.values()))
+                producers=self.task_slots())
             log.info("replicating %d topics (%d partitions) in real-time mode: %s", len(self.topics),
                      sum(self.topics.values()), mode.reason)
             return

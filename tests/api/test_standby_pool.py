@@ -251,17 +251,29 @@ def test_a_waiting_standby_passes_a_handed_over_connection_on_once(tmp_path):
     assert standby_folder.take_warm_up(tmp_path) is None
 
 
+def test_a_refill_deferral_is_read_back_and_nothing_else_counts_as_one(tmp_path):
+    assert standby_folder.refill_deferral(tmp_path) is None
+    standby_folder.defer_refill(tmp_path / "root", 73.4, now=1_700_000_000.25)
+    assert standby_folder.refill_deferral(tmp_path / "root") == standby_folder.RefillDeferral(1_700_000_000.25, 73.0)
+    (tmp_path / "root" / standby_folder.REFILL_DEFERRED).write_text("half a line")
+    assert standby_folder.refill_deferral(tmp_path / "root") is None
+    standby_folder.end_refill_deferral(tmp_path / "root")
+    standby_folder.end_refill_deferral(tmp_path / "root")  # already gone: no error
+    assert standby_folder.refill_deferral(tmp_path / "root") is None
+
+
 @override_settings(STANDBY_DRIVERS=1)
 def test_the_next_standby_waits_while_the_hosts_cores_are_busy(fake_driver, monkeypatch):
     monkeypatch.setattr(standby, "host_busy_pct", lambda: 80.0)
     standby.maintain()
     assert standby.standbys() == [], "a standby's start would slow the mirrors running"
-    marker = runtime.standby_root() / standby_folder.REFILL_DEFERRED
-    assert marker.read_text().split()[1] == "80"
+    deferral = standby_folder.refill_deferral(runtime.standby_root())
+    assert deferral is not None and deferral.busy_pct == 80.0
+    assert time.time() - deferral.at < 60
     monkeypatch.setattr(standby, "host_busy_pct", lambda: 10.0)
     standby.maintain()
     assert len(standby.standbys()) == 1
-    assert not marker.exists()
+    assert standby_folder.refill_deferral(runtime.standby_root()) is None
 
 
 @pytest.mark.parametrize(("limit", "busy", "waits"), [(50, 49.9, False), (50, 50.0, True), (50, 97.0, True),

@@ -6,7 +6,7 @@ import multiprocessing
 
 import pytest
 
-from bench import latency
+from bench import latency, options
 from bench.candidates.base import Environment, RunSpec
 from bench.candidates.direct import DirectRead
 from bench.candidates.mirrorplane import settling_reason
@@ -145,6 +145,26 @@ def test_the_warm_up_measures_a_settling_candidate_after_the_grace_period():
     assert not wait.reached(sent=100_000, elapsed=20, first_arrival=1.0, received=99_000, now=20.0)
     assert not wait.reached(sent=100_000, elapsed=70, first_arrival=1.0, received=90_000, now=70.0), "behind"
     assert wait.reached(sent=300_000, elapsed=70, first_arrival=1.0, received=299_000, now=70.0)
+
+
+def test_a_longer_steady_warm_up_holds_the_measurement_back_in_either_state():
+    candidate = _Starting()
+    candidate.started = True
+    wait = latency.SteadyWait(candidate, rate=5000, steady_seconds=90)
+    assert not wait.reached(sent=100_000, elapsed=20, first_arrival=1.0, received=99_000, now=20.0)
+    assert not wait.reached(sent=500_000, elapsed=100, first_arrival=1.0, received=499_000, now=100.0)
+    assert wait.reached(sent=550_000, elapsed=110, first_arrival=1.0, received=549_000, now=110.0)
+    settling = _Starting(settling="copying its start-up backlog in micro-batches")
+    settling.started = True
+    wait = latency.SteadyWait(settling, rate=5000, steady_seconds=90)
+    assert not wait.reached(sent=300_000, elapsed=70, first_arrival=1.0, received=299_000, now=70.0)
+    assert wait.reached(sent=500_000, elapsed=95, first_arrival=1.0, received=499_000, now=95.0)
+    assert wait.timeout == latency.WARMUP_TIMEOUT_SECONDS + 90 - latency.WARMUP_STEADY_SECONDS
+
+
+def test_the_steady_warm_up_is_an_option_kept_in_the_report():
+    assert options.parse([]).latency_steady_seconds == latency.WARMUP_STEADY_SECONDS
+    assert options.parse(["--latency-steady-seconds", "90"]).latency_steady_seconds == 90.0
 
 
 def test_the_warm_up_looks_at_the_candidate_at_most_every_check_interval():

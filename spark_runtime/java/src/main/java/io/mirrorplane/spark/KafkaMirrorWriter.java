@@ -246,9 +246,9 @@ public final class KafkaMirrorWriter {
     }
 
     /**
-     * The JVM's producer number {@code index} of {@code config}. Tasks that share a producer contend
-     * for its locks on every send: each of real-time mode's tasks, one per partition, has one of its
-     * own, as each of MM2's tasks does.
+     * The JVM's producer number {@code index} of {@code config}: real-time mode's tasks, one per
+     * partition, take as many producers as the mirror has task slots (see {@link
+     * RealTimeMirrorWriter#producerOf}).
      */
     static KafkaProducer<byte[], byte[]> producer(Map<String, String> config, int index) {
         return PRODUCERS.computeIfAbsent(List.of(config, index), key -> newProducer(config));

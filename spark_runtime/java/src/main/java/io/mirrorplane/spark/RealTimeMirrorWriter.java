@@ -97,7 +97,8 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
     /**
      * {@code syncTopic} null: offset syncs are off. {@code syncProducerConfig}: the connection of
      * the cluster holding the offset-syncs topic. {@code producers}: how many record producers the
-     * tasks take in turn, task {@code i} producer {@code i % producers} (the partition count: one each).
+     * tasks take in turn ({@link #producerOf}; the source connector passes its task slots, as MM2
+     * gives each of its {@code tasks.max} tasks one).
      */
     public RealTimeMirrorWriter(Map<String, String> producerConfig, Map<String, String> remoteTopics,
                                 long maxOffsetLag, String syncTopic, Map<String, String> syncProducerConfig,
@@ -114,7 +115,7 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
     public boolean open(long partitionId, long epochId) {
         syncFailure = new AtomicReference<>();
         KafkaProducer<byte[], byte[]> syncs = syncTopic == null ? null : syncProducer(syncProducerConfig);
-        sink = new TaskSink(KafkaMirrorWriter.producer(producerConfig, (int) (partitionId % producers)), remoteTopics,
+        sink = new TaskSink(KafkaMirrorWriter.producer(producerConfig, producerOf(partitionId, producers)), remoteTopics,
             maxOffsetLag, STATES,
             syncs == null ? null : key -> emitter(syncs, key));
         known = 0;
@@ -169,6 +170,14 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
             });
             KafkaMirrorWriter.copyEnded();
         }
+    }
+
+    /**
+     * The producer of the task reading Spark partition {@code partitionId}, of {@code producers}: in
+     * turn, so each sends for as many partitions as the next, one more at most.
+     */
+    static int producerOf(long partitionId, int producers) {
+        return (int) (partitionId % Math.max(1, producers));
     }
 
     private BiConsumer<Long, Long> emitter(KafkaProducer<byte[], byte[]> syncs, String key) {

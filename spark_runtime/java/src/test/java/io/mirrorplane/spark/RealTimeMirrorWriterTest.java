@@ -37,10 +37,21 @@ class RealTimeMirrorWriterTest {
             assertSame(KafkaMirrorWriter.producer(config, 1), KafkaMirrorWriter.producer(config, 1));
             assertSame(KafkaMirrorWriter.producer(config), KafkaMirrorWriter.producer(config, 0));
             assertNotSame(KafkaMirrorWriter.producer(config, 0), KafkaMirrorWriter.producer(config, 1),
-                "tasks with producers of their own do not contend for one producer's locks");
+                "each index is a producer of its own");
         } finally {
             KafkaMirrorWriter.reset();
         }
+    }
+
+    @Test
+    void partitionTasksTakeTheProducersInTurn() {
+        int[] tasksPerProducer = new int[2];
+        for (long partition = 0; partition < 8; partition++) {
+            tasksPerProducer[RealTimeMirrorWriter.producerOf(partition, 2)]++;
+        }
+        assertArrayEquals(new int[] {4, 4}, tasksPerProducer);
+        assertEquals(2, RealTimeMirrorWriter.producerOf(5, 3));
+        assertEquals(0, RealTimeMirrorWriter.producerOf(5, 0), "no producer count is one producer");
     }
 
     @Test
