@@ -36,7 +36,7 @@ class Options:
     variant_repetitions: int = 3
     latency_rates: tuple[str, ...] = ("5000", "50%")
     latency_seconds: float = 60.0
-    latency_steady_seconds: float = 10.0  # bench.latency.WARMUP_STEADY_SECONDS
+    latency_steady_seconds: float = 60.0  # see bench.latency.WARMUP_STEADY_SECONDS
     latency_repetitions: int = 3
     latency_max_rate: int | None = None
     skip_latency_floor: bool = False
@@ -190,7 +190,7 @@ def parser() -> argparse.ArgumentParser:
                    help="measured seconds of each latency test (%(default)s)")
     p.add_argument("--latency-steady-seconds", type=_positive_float, default=d.latency_steady_seconds,
                    help="seconds each candidate keeps up at the rate before the measured seconds begin "
-                        "(%(default)s; a minute or more lets both JVMs finish compiling their copy path)")
+                        "(%(default)s: by then both JVMs have compiled most of their copy path)")
     p.add_argument("--latency-repetitions", type=_positive, default=d.latency_repetitions,
                    help="latency tests per candidate and rate; the order alternates (%(default)s)")
     p.add_argument("--latency-max-rate", type=_positive, default=None,

@@ -163,7 +163,7 @@ def test_a_longer_steady_warm_up_holds_the_measurement_back_in_either_state():
 
 
 def test_the_steady_warm_up_is_an_option_kept_in_the_report():
-    assert options.parse([]).latency_steady_seconds == latency.WARMUP_STEADY_SECONDS
+    assert options.parse([]).latency_steady_seconds == 60.0
     assert options.parse(["--latency-steady-seconds", "90"]).latency_steady_seconds == 90.0
 
 
