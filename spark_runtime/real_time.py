@@ -50,8 +50,8 @@ def start(spark: Any, frame: Any, name: str, checkpoint: str, producer: Any, rem
     Its tasks, one per partition, take `producers` record producers in turn (task i producer
     i % producers): the source connector passes its task slots, as MM2 gives each of its tasks.max
     tasks a producer. A producer per partition sends smaller requests, more of them: at 5,000
-    records/s over 8 partitions on 2 cores, 8 producers against 2 cost the target broker about 9 CPU
-    s a minute more, and the mirror's p50 went from 14 to 25 ms."""
+    records/s over 8 partitions on 2 cores, 8 producers against 2 cost the target broker about 5 CPU
+    s a minute more, and the mirror's p50 was 25 ms against 14 (one run each)."""
     from pyspark.sql.streaming.query import StreamingQuery
 
     jvm = spark.sparkContext._jvm
