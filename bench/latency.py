@@ -37,12 +37,13 @@ from bench.measure import ResourceSampler, busy_share, machine_cpu
 from bench.options import of_maximum
 from bench.stats import percentile
 
+# How long `measure` keeps a candidate steady unless told, and the part of WARMUP_TIMEOUT_SECONDS meant
+# for it. The benchmark's command line asks for a minute (`--latency-steady-seconds`): a JVM mirror's JIT
+# compiles its copy path for more than a minute after its first record (both mirrors measured 9-11 CPU s
+# of compiling in a minute that began 30 s after their start; Mirrorplane's driver compiled 2-3 CPU s
+# every 10 s until about 75 s after its claim), and the steady state the latency goals are about begins
+# after it.
 WARMUP_STEADY_SECONDS = 10.0
-# The least the warm-up keeps a candidate steady. A JVM mirror's JIT compiles its copy path for more
-# than a minute after its first record (both mirrors measured 9-11 CPU s of compiling in a minute that
-# began 30 s after their start; Mirrorplane's driver compiled 2-3 CPU s every 10 s until about 75 s
-# after its claim): the steady state the latency goals are about begins after it, so the benchmark's
-# default (`--latency-steady-seconds`) is a minute.
 SETTLE_GRACE_SECONDS = 60.0
 WARMUP_TIMEOUT_SECONDS = 300.0
 DRAIN_SECONDS = 30.0

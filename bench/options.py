@@ -36,7 +36,7 @@ class Options:
     variant_repetitions: int = 3
     latency_rates: tuple[str, ...] = ("5000", "50%")
     latency_seconds: float = 60.0
-    latency_steady_seconds: float = 60.0  # see bench.latency.WARMUP_STEADY_SECONDS
+    latency_steady_seconds: float = 60.0  # why a minute: the note at bench.latency.WARMUP_STEADY_SECONDS
     latency_repetitions: int = 3
     latency_max_rate: int | None = None
     skip_latency_floor: bool = False

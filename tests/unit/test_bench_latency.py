@@ -6,7 +6,7 @@ import multiprocessing
 
 import pytest
 
-from bench import latency, options
+from bench import latency, options, report_markdown
 from bench.candidates.base import Environment, RunSpec
 from bench.candidates.direct import DirectRead
 from bench.candidates.mirrorplane import settling_reason
@@ -165,6 +165,8 @@ def test_a_longer_steady_warm_up_holds_the_measurement_back_in_either_state():
 def test_the_steady_warm_up_is_an_option_kept_in_the_report():
     assert options.parse([]).latency_steady_seconds == 60.0
     assert options.parse(["--latency-steady-seconds", "90"]).latency_steady_seconds == 90.0
+    heading = report_markdown._latency_lines({}, {"latency_seconds": 60.0, "latency_steady_seconds": 90.0})[1]
+    assert heading.endswith("60 s measured per run, after 90 s of keeping up")
 
 
 def test_the_warm_up_looks_at_the_candidate_at_most_every_check_interval():
