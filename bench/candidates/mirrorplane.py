@@ -283,7 +283,8 @@ class Mirrorplane(Candidate):
 
     def starting(self) -> str | None:
         if self._standby_drivers() > 0 and self._waiting_standby() is None and not self._refill_deferred():
-            return "the next standby driver is not ready and warmed up yet (it starts 20 s after a claim)"
+            return ("the next standby driver is not ready and warmed up yet (the pool starts it 20 s after a claim,"
+                    " once the host's cores are idle enough)")
         return None
 
     def _refill_deferred(self) -> bool:

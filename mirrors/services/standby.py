@@ -46,8 +46,12 @@ RETRY_SECONDS = 60.0
 # The next standby starts this long after a claim or a local application's submission: its start
 # would take the cores from that application's.
 REFILL_AFTER_SECONDS = 20.0
-# How long the pool samples the host's CPU before a refill (only when one is due).
+# How long the pool samples the host's CPU before a refill, when one is due and this process has no
+# recent reading to measure from (BUSY_BASELINE_SECONDS).
 BUSY_SAMPLE_SECONDS = 0.25
+# A reading of the host's CPU this process took between these many seconds ago is the baseline of
+# the next: the busy share since then, without waiting.
+BUSY_BASELINE_SECONDS = (0.5, 60.0)
 TEMPLATE_NAME = "standby"
 
 
@@ -167,9 +171,44 @@ def maintain() -> None:
         start()
 
 
+@dataclass(frozen=True)
+class CpuReading:
+    """The host's CPU time counters at one moment (seconds, all cores together)."""
+
+    at: float  # time.monotonic()
+    total: float
+    idle: float
+
+    @classmethod
+    def now(cls) -> CpuReading:
+        times = psutil.cpu_times()
+        # Linux counts guest time in user time as well; iowait is idle time waiting on a disk.
+        total = sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)
+        return cls(time.monotonic(), total, times.idle + getattr(times, "iowait", 0.0))
+
+    def busy_pct_until(self, later: CpuReading) -> float:
+        elapsed = later.total - self.total
+        if elapsed <= 0:
+            return 0.0
+        return min(100.0, max(0.0, 100.0 * (elapsed - (later.idle - self.idle)) / elapsed))
+
+
+_last_reading: CpuReading | None = None
+
+
 def host_busy_pct() -> float:
-    """How busy the host's cores are, all of them together, in % over a short sample."""
-    return psutil.cpu_percent(interval=BUSY_SAMPLE_SECONDS)
+    """How busy the host's cores are, all of them together, in %: since this process's last reading
+    when that was BUSY_BASELINE_SECONDS ago (a pass that deferred a refill leaves one for the next),
+    else over a BUSY_SAMPLE_SECONDS sample that the pass waits for."""
+    global _last_reading
+    reading = CpuReading.now()
+    baseline, _last_reading = _last_reading, reading
+    low, high = BUSY_BASELINE_SECONDS
+    if baseline is not None and low <= reading.at - baseline.at <= high:
+        return baseline.busy_pct_until(reading)
+    time.sleep(BUSY_SAMPLE_SECONDS)
+    _last_reading = CpuReading.now()
+    return reading.busy_pct_until(_last_reading)
 
 
 def refill_waits(busy_pct: float) -> bool:

@@ -283,6 +283,41 @@ def test_a_refill_waits_at_or_above_the_limit_and_never_at_100(settings, limit, 
     assert standby.refill_waits(busy) is waits
 
 
+class _CpuTimes:
+    """psutil.cpu_times' shape: the fields the reading sums, in seconds."""
+
+    def __init__(self, busy: float, idle: float) -> None:
+        self.user, self.idle = busy, idle
+
+    def __iter__(self):
+        return iter((self.user, self.idle))
+
+
+def test_a_recent_reading_is_the_baseline_and_the_pass_does_not_wait(monkeypatch):
+    monkeypatch.setattr(standby, "_last_reading", standby.CpuReading(time.monotonic() - 2, total=100.0, idle=60.0))
+    monkeypatch.setattr(standby.psutil, "cpu_times", lambda: _CpuTimes(busy=50.0, idle=70.0))
+    monkeypatch.setattr(standby.time, "sleep", lambda seconds: pytest.fail("the pass waited for a sample"))
+    assert standby.host_busy_pct() == 50.0  # 20 s of CPU time since the baseline, 10 of them idle
+    assert standby._last_reading.total == 120.0  # the baseline of the next pass
+
+
+@pytest.mark.parametrize("age", [0.1, 120.0])
+def test_without_a_recent_reading_the_pass_samples(monkeypatch, age):
+    monkeypatch.setattr(standby, "_last_reading", standby.CpuReading(time.monotonic() - age, total=0.0, idle=0.0))
+    counters = iter([_CpuTimes(busy=10.0, idle=10.0), _CpuTimes(busy=10.5, idle=10.0)])
+    monkeypatch.setattr(standby.psutil, "cpu_times", lambda: next(counters))
+    waited = []
+    monkeypatch.setattr(standby.time, "sleep", waited.append)
+    assert standby.host_busy_pct() == 100.0
+    assert waited == [standby.BUSY_SAMPLE_SECONDS]
+
+
+def test_a_reading_without_elapsed_time_is_idle_and_busy_is_bounded():
+    reading = standby.CpuReading(0.0, total=10.0, idle=5.0)
+    assert reading.busy_pct_until(standby.CpuReading(1.0, total=10.0, idle=5.0)) == 0.0
+    assert reading.busy_pct_until(standby.CpuReading(1.0, total=12.0, idle=4.0)) == 100.0
+
+
 def test_the_hosts_cores_read_busy_when_every_core_spins():
     spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
     try:
