@@ -21,6 +21,7 @@ from typing import Any
 from mirrorcore import registry
 
 WRITER_CLASS = "io.mirrorplane.spark.RealTimeMirrorWriter"
+SLOT_SOURCE = "io.mirrorplane.spark.SlotSource"  # a consumer per task slot (replication.real.time.consumers)
 MIN_EPOCH_MS = 5_000  # Spark's spark.sql.streaming.realTimeMode.minBatchDuration
 DEFAULT_EPOCH_MS = registry.get_int({}, "offset.flush.interval.ms", mm2_default=True)  # Kafka Connect's
 
@@ -46,12 +47,13 @@ def commit(spark: Any) -> list[str]:
 
 def start(spark: Any, frame: Any, name: str, checkpoint: str, producer: Any, remote_topics: Any,
           max_offset_lag: int, sync_topic: str | None, sync_producer: Any, epoch_ms: int, producers: int) -> Any:
-    """Start the query over `frame` (the Kafka source's DataFrame); returns a pyspark StreamingQuery.
-    Its tasks, one per partition, take `producers` record producers in turn (task i producer
-    i % producers): the source connector passes its task slots, as MM2 gives each of its tasks.max
-    tasks a producer. A producer per partition sends smaller requests, more of them: at 5,000
-    records/s over 8 partitions on 2 cores, 8 producers against 2 cost the target broker about 5 CPU
-    s a minute more, and the mirror's p50 was 25 ms against 14 (one run each)."""
+    """Start the query over `frame` (`SLOT_SOURCE`'s DataFrame or Spark's Kafka source's); returns a
+    pyspark StreamingQuery. Its tasks (one per task slot, or one per partition with Spark's Kafka
+    source) take `producers` record producers in turn (task i producer i % producers): the source
+    connector passes its task slots, as MM2 gives each of its tasks.max tasks a producer. A producer
+    per partition sends smaller requests, more of them: at 5,000 records/s over 8 partitions on 2
+    cores, 8 producers against 2 cost the target broker about 5 CPU s a minute more, and the
+    mirror's p50 was 25 ms against 14 (one run each)."""
     from pyspark.sql.streaming.query import StreamingQuery
 
     jvm = spark.sparkContext._jvm

@@ -1,9 +1,11 @@
 """How the source connector runs its query: micro-batches or Spark's real-time mode.
 
-Real-time mode (Spark 4.1+) keeps one long-running task per source partition that sends each
-record as it arrives: the lowest latency, at the price of a task slot per partition for as long as
-the query runs. Micro-batches plan, read and write ranges of offsets: the better choice for a large
-backlog, and the only one when there are more partitions than task slots.
+Real-time mode (Spark 4.1+) keeps long-running tasks that send each record as it arrives: the lowest
+latency, at the price of their task slots for as long as the query runs. With a consumer per task
+slot (`replication.real.time.consumers`, the default) there is a task per slot, each reading its
+share of the partitions; with Spark's Kafka source, a task per partition, so that more partitions
+than task slots leave micro-batches the only choice. Micro-batches plan, read and write ranges of
+offsets: the better choice for a large backlog.
 
 `replication.mode` on the source connector: `auto` (the default) chooses by the rules in
 `decide`; `micro-batch` and `real-time` force one.
@@ -39,7 +41,8 @@ def parse_setting(value: str | None) -> str:
 
 def decide(setting: str, partitions: int, slots: int, backlog: int | None, limit: int,
            current: str | None = None, local: bool = True) -> ModeDecision:
-    """The mode for a query over `partitions` source partitions with `slots` task slots.
+    """The mode for a query whose real-time tasks would be `partitions` (a task per source partition
+    with Spark's Kafka source; with a consumer per task slot, at most the slots) with `slots` task slots.
 
     `backlog`: records waiting on the source (None: unknown); `current`: the mode of the running
     query, if any, so that auto mode keeps it unless the backlog says otherwise; `local`: the

@@ -119,6 +119,10 @@ CATALOG: tuple[Property, ...] = (
     Property("replication.mode", "choice", "auto", "source",
              "How the source connector copies: in micro-batches, in Spark's real-time mode, or auto, which chooses "
              "by the backlog.", one_of("auto", "micro-batch", "real-time"), origin="mirrorplane"),
+    Property("replication.real.time.consumers", "choice", "per-task-slot", "source",
+             "How real-time mode reads: a consumer per task slot, reading its share of the partitions as MM2's tasks "
+             "do (per-task-slot), or Spark's Kafka source, a consumer and a task slot per partition (per-partition).",
+             one_of("per-task-slot", "per-partition"), origin="mirrorplane"),
     Property("replication.mode.auto.backlog.records", "long", "50000", "source",
              "Auto mode: a backlog above this is copied in micro-batches, real-time mode takes over within it (and "
              "falls back only above 4 times it).", integer(0), origin="mirrorplane"),

@@ -13,7 +13,7 @@ from mirrorcore import adoption, resume
 from mirrorcore.admin import KafkaAdmin
 from mirrorcore.config import MirrorConfig
 from mirrorcore.registry import producer_defaults
-from spark_runtime import checkpoint_store, micro_batch, real_time, replication_mode, spark_query
+from spark_runtime import checkpoint_store, micro_batch, real_time, replication_mode, source_reader, spark_query
 from spark_runtime.connectors.base import Connector
 from spark_runtime.connectors.source_modes import MODE_CHECK_SECONDS, ReplicationModes
 from spark_runtime.copy_progress import CopyProgress
@@ -25,11 +25,6 @@ from spark_runtime.topic_sync import RemoteTopics
 log = logging.getLogger(__name__)
 
 SETTLE_SECONDS = 0.5  # a resume plan reads the remote ends until they hold still this long
-# Options Spark's Kafka source manages itself and refuses when set.
-_SPARK_MANAGED_CONSUMER_OPTIONS = {
-    "group.id", "auto.offset.reset", "key.deserializer", "value.deserializer",
-    "enable.auto.commit", "interceptor.classes",
-}
 
 
 class SourceConnector(ReplicationModes, Connector):
@@ -66,6 +61,7 @@ class SourceConnector(ReplicationModes, Connector):
         self.slots: int | None = None  # task threads (real-time mode needs one per partition)
         self.given_cores: int | None = None  # spark.mirrorplane.cores as submitted (0: not set)
         self.mode_setting = replication_mode.AUTO
+        self.consumer_per_task_slot = self.settings.get("replication.real.time.consumers") == "per-task-slot"
         self.mode: replication_mode.ModeDecision | None = None  # the running query's
         self.next_mode_check = 0.0
         self.mode_since: float | None = None  # when the running query's mode began
@@ -200,17 +196,11 @@ class SourceConnector(ReplicationModes, Connector):
             starting = self.resume_plan.starting_offsets(self._partitions())
         self._count_slots()
         mode = mode or self._decide_mode(self._backlog(self._start_positions()))
-        reader = (
-            self.spark.readStream.format("kafka")
-            .option("subscribe", ",".join(sorted(self.topics)))
-            .option("startingOffsets", starting)
-            .option("includeHeaders", "true")
-            .option("failOnDataLoss", "false")
-        )
-        if mode.mode == replication_mode.MICRO_BATCH:  # real-time mode reads as records come, unbounded
-            reader = reader.option("maxOffsetsPerTrigger", self.settings.get_int("batch.max.records"))
-        for key, value in self.consumer_options().items():
-            reader = reader.option(key, value)
+        real_time_slots = mode.mode == replication_mode.REAL_TIME and self.consumer_per_task_slot
+        micro_batches = mode.mode == replication_mode.MICRO_BATCH
+        reader = source_reader.reader(self.spark, sorted(self.topics), starting, self.consumer_options(),
+                                      slots=self.task_slots() if real_time_slots else None,
+                                      max_records=self.settings.get_int("batch.max.records") if micro_batches else None)
         jvm = self.spark.sparkContext._jvm
         producer = spark_query.java_map(jvm, self.producer_config(mode.mode))
         remote = spark_query.java_map(jvm, {topic: self.remote_topic(topic) for topic in self.topics})
@@ -308,7 +298,7 @@ class SourceConnector(ReplicationModes, Connector):
     def consumer_options(self) -> dict[str, str]:
         """Spark Kafka source options: the source connection plus `consumer.*` overrides."""
         consumer = self.config.source.java_properties() | self.settings.prefixed("consumer.")
-        return {f"kafka.{k}": v for k, v in consumer.items() if k not in _SPARK_MANAGED_CONSUMER_OPTIONS}
+        return source_reader.kafka_options(consumer)
 
     def producer_config(self, mode: str = replication_mode.REAL_TIME) -> dict[str, str]:
         """The record producer: target connection, safe defaults (batching more for micro-batches),

@@ -45,6 +45,7 @@ class ReplicationModes:
     gauges: Any
     handover: dict[tuple[str, int], int] | None
     next_position_commit: float = 0.0
+    consumer_per_task_slot: bool
 
     if TYPE_CHECKING:  # SourceConnector's methods that this mixin calls
         def _partitions(self) -> list[tuple[str, int]]: ...
@@ -52,12 +53,19 @@ class ReplicationModes:
         def _stop_query(self) -> None: ...
         def _start_query(self, mode: replication_mode.ModeDecision | None = None) -> None: ...
         def positions(self) -> Positions | None: ...
+        def task_slots(self) -> int: ...
 
     def _decide_mode(self, backlog: int | None) -> replication_mode.ModeDecision:
         limit = self.settings.get_int("replication.mode.auto.backlog.records")
-        return replication_mode.decide(self.mode_setting, sum(self.topics.values()), self.slots or 1, backlog, limit,
+        return replication_mode.decide(self.mode_setting, self._real_time_tasks(), self.slots or 1, backlog, limit,
                                        self.mode.mode if self.mode is not None and self.query is not None else None,
                                        local=self._tasks_local())
+
+    def _real_time_tasks(self) -> int:
+        """The long-running tasks a real-time query holds: one per task slot reading its share of the
+        partitions, or one per partition with Spark's Kafka source."""
+        partitions = sum(self.topics.values())
+        return min(partitions, self.task_slots()) if self.consumer_per_task_slot else partitions
 
     def _count_slots(self) -> None:
         """Task slots (every task thread: real-time mode holds one per partition) and cores (tasks

@@ -241,16 +241,42 @@ def test_auto_mode_copies_a_backlog_in_micro_batches_then_goes_real_time(api, de
             f"micro-batch(es), then real-time mode {switched_after:.1f} s after the POST ({mode['reason']!r})")
 
 
-def test_real_time_forced_without_a_slot_per_partition_fails_with_the_reason(api, devstack, control_plane, unique):
+def test_real_time_with_a_consumer_per_partition_and_too_few_slots_fails_with_the_reason(api, devstack, control_plane,
+                                                                                        unique):
     topic, name = f"narrow-{unique}", f"narrow-{unique}"
     # local[2] is submitted with 16 task threads (MIRRORPLANE_LOCAL_TASK_THREADS): 20 partitions and the
     # heartbeats topic's one need 21.
     kafka_tools.create_topic(devstack.clusters["east"].bootstrap_servers, topic, 20)
     create_clusters(api, devstack)
-    create_mirror(api, name, topic, {"replication.mode": "real-time"}, spark={"master": "local[2]"})
+    create_mirror(api, name, topic, {"replication.mode": "real-time",
+                                     "replication.real.time.consumers": "per-partition"}, spark={"master": "local[2]"})
     status = wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "FAILED", 120)
     error = status["connectors"]["source"]["error"]
     assert "needs a task slot per source partition: 21 partitions, 16 task slots" in error, error
+
+
+def test_a_consumer_per_task_slot_reads_more_partitions_than_slots(api, devstack, control_plane, unique, figures):
+    east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
+    topic, name, partitions = f"wide-{unique}", f"wide-{unique}", 20
+    kafka_tools.create_topic(east, topic, partitions)
+    create_clusters(api, devstack)
+    create_mirror(api, name, topic, {"replication.mode": "real-time"}, spark={"master": "local[2]"})
+    status = wait_for_status(api, name, lambda s: mode_of(s) == "real-time"
+                             and s["connectors"]["source"]["state"] == "RUNNING", 120)
+    assert len(status["connectors"]["source"]["tasks"]) == 2, "a task per slot, each reading ten partitions"
+    kafka_tools.wait_for_topic(west, f"east.{topic}", 60)
+
+    now = int(time.time() * 1000)
+    sent = {p: [Record(f"k{p}-{i}".encode(), f"v{p}-{i}".encode(), (("seq", str(i).encode()),), now + i)
+                for i in range(50)] for p in range(partitions)}
+    started = time.monotonic()
+    kafka_tools.produce(east, topic, sent)
+    received = kafka_tools.consume_all(west, f"east.{topic}", partitions * 50, timeout=60)
+    seconds = time.monotonic() - started
+    for partition in range(partitions):
+        assert received.get(partition) == sent[partition], f"partition {partition} differs"
+    figures(f"real-time mode, a consumer per task slot: {partitions} partitions read by 2 tasks on local[2], "
+            f"{partitions * 50} records byte-identical in {seconds:.1f} s")
 
 
 def test_pause_and_stop_in_real_time_mode_send_nothing_twice(api, devstack, control_plane, unique, figures):

@@ -45,6 +45,7 @@ def test_mirrorplane_departs_from_mm2_defaults_only_where_it_says_so():
 def test_mirrorplanes_own_properties():
     assert {p.name for p in CATALOG if p.own} == {"batch.max.records", "replication.mode",
                                                    "replication.mode.auto.backlog.records",
+                                                   "replication.real.time.consumers",
                                                    "link.unhealthy.after.seconds"}
 
 
@@ -56,6 +57,7 @@ def test_mirrorplanes_own_properties():
     ("replication.factor", ["-1", "1", "3"], ["0", "-2", "two"]),
     ("offset-syncs.topic.location", ["source", "target"], ["middle", "Source"]),
     ("replication.mode", ["auto", "micro-batch", "real-time"], ["fast"]),
+    ("replication.real.time.consumers", ["per-task-slot", "per-partition"], ["per-topic"]),
     ("config.properties.exclude", ["retention\\.ms, min\\..*", ""], ["retention("]),
     ("offset.flush.interval.ms", ["0", "60000"], ["-1", "1s"]),
     ("replication.policy.separator", [".", "_", "--"], ["", "a b"]),

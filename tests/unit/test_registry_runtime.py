@@ -96,3 +96,16 @@ def test_the_mirror_configuration_and_filters_take_the_registry_defaults():
     assert config.groups_exclude == DEFAULT_GROUPS_EXCLUDE == registry.get_str({}, "groups.exclude")
     assert registry.get_str({}, "config.properties.exclude") == DEFAULT_CONFIG_PROPERTIES_EXCLUDE
     assert config.policy.internal_separator_enabled is True
+
+
+def test_real_time_mode_needs_a_slot_per_partition_only_with_a_consumer_per_partition():
+    config = mirror_config({"source": {"config": {"replication.mode": "real-time"}}})
+    source = SourceConnector(spark=None, config=config, source_admin=None, target_admin=None)
+    source.spark = SimpleNamespace(sparkContext=SimpleNamespace(master="local[2]"))
+    source.mode_setting = replication_mode.parse_setting(source.settings.get("replication.mode"))
+    source.topics, source.cores, source.slots = {"orders": 20}, 2, 2
+    assert source.consumer_per_task_slot, "per-task-slot is the default"
+    assert source._decide_mode(None).mode == replication_mode.REAL_TIME  # two tasks, ten partitions each
+    source.consumer_per_task_slot = False
+    with pytest.raises(replication_mode.ModeError, match="20 partitions, 2 task slots"):
+        source._decide_mode(None)

@@ -30,7 +30,8 @@ import org.slf4j.LoggerFactory;
  * it, and it is sent at once, keeping its partition, key, value, headers and timestamp. Records
  * never leave the JVM.
  *
- * <p>A task covers one source partition for one epoch (the trigger's duration). Its offset syncs
+ * <p>A task covers one task slot's share of the source partitions ({@link SlotSource}), or one
+ * partition with Spark's Kafka source, for one epoch (the trigger's duration). Its offset syncs
  * follow MM2's per-record rule and are written by the task itself as records are acknowledged, as
  * MirrorSourceTask does; at each commit ({@link #commit()}, called by the driver every {@code
  * offset.flush.interval.ms}) and at the end of each epoch the latest acknowledged position of each

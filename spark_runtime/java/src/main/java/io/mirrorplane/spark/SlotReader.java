@@ -1,0 +1,119 @@
+package io.mirrorplane.spark;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.util.GenericArrayData;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.streaming.PartitionOffset;
+import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead;
+import org.apache.spark.unsafe.types.UTF8String;
+
+/**
+ * One task slot's reader: a single consumer for all the source partitions dealt to the slot, each
+ * record handed to Spark as it arrives, as MirrorSourceTask reads its partitions with one consumer.
+ * Rows have the columns of Spark's Kafka source with headers ({@link SlotSource#SCHEMA}).
+ */
+final class SlotReader implements SupportsRealTimeRead<InternalRow> {
+
+    /** A slot's share of an epoch: where each of its partitions starts, and the consumer's settings. */
+    record Slot(Map<TopicPartition, Long> starts, Map<String, Object> consumer) implements InputPartition { }
+
+    static final class Factory implements PartitionReaderFactory {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public PartitionReader<InternalRow> createReader(InputPartition partition) {
+            return new SlotReader((Slot) partition);
+        }
+    }
+
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final Map<TopicPartition, Long> next;
+    private Iterator<ConsumerRecord<byte[], byte[]>> fetched = List.<ConsumerRecord<byte[], byte[]>>of().iterator();
+    private final Map<String, UTF8String> topicNames = new HashMap<>();
+    private InternalRow current;
+
+    SlotReader(Slot slot) {
+        consumer = new KafkaConsumer<>(consumerConfig(slot.consumer()));
+        next = new HashMap<>(slot.starts());
+        consumer.assign(new ArrayList<>(next.keySet()));
+        next.forEach(consumer::seek);
+    }
+
+    /** The consumer's settings: the source connection, group-less, positions kept by Spark only. */
+    static Map<String, Object> consumerConfig(Map<String, Object> connection) {
+        Map<String, Object> config = new HashMap<>(connection);
+        config.remove("group.id"); // assigned partitions: no group to join, nothing committed to Kafka
+        config.put("enable.auto.commit", "false");
+        config.putIfAbsent("auto.offset.reset", "earliest"); // records gone by retention: read on from the oldest
+        config.put("key.deserializer", ByteArrayDeserializer.class.getName());
+        config.put("value.deserializer", ByteArrayDeserializer.class.getName());
+        return config;
+    }
+
+    @Override
+    public RecordStatus nextWithTimeout(Long startMs, Long timeoutMs) {
+        if (!fetched.hasNext()) {
+            fetched = consumer.poll(Duration.ofMillis(Math.max(0, timeoutMs))).iterator();
+            if (!fetched.hasNext()) {
+                return RecordStatus.newStatusWithoutArrivalTime(false);
+            }
+        }
+        ConsumerRecord<byte[], byte[]> record = fetched.next();
+        next.put(new TopicPartition(record.topic(), record.partition()), record.offset() + 1);
+        current = row(record, topicNames.computeIfAbsent(record.topic(), UTF8String::fromString));
+        return record.timestampType() == TimestampType.NO_TIMESTAMP_TYPE
+            ? RecordStatus.newStatusWithoutArrivalTime(true)
+            : RecordStatus.newStatusWithArrivalTimeMs(record.timestamp());
+    }
+
+    @Override
+    public boolean next() {
+        return nextWithTimeout(System.currentTimeMillis(), 0L).hasRecord();
+    }
+
+    @Override
+    public InternalRow get() {
+        return current;
+    }
+
+    @Override
+    public PartitionOffset getOffset() {
+        return new SlotOffsets(next);
+    }
+
+    @Override
+    public void close() {
+        consumer.close(Duration.ZERO);
+    }
+
+    /** A record as Spark's Kafka source gives it: key, value, topic, partition, offset, timestamp, its type, headers. */
+    static InternalRow row(ConsumerRecord<byte[], byte[]> record, UTF8String topic) {
+        Header[] headers = record.headers().toArray();
+        GenericArrayData headerArray = null;
+        if (headers.length > 0) {
+            Object[] pairs = new Object[headers.length];
+            for (int i = 0; i < headers.length; i++) {
+                pairs[i] = new GenericInternalRow(new Object[] {UTF8String.fromString(headers[i].key()), headers[i].value()});
+            }
+            headerArray = new GenericArrayData(pairs);
+        }
+        return new GenericInternalRow(new Object[] {
+            record.key(), record.value(), topic, record.partition(), record.offset(),
+            record.timestamp() * 1000L, record.timestampType().id, headerArray});
+    }
+}
