@@ -91,8 +91,24 @@ public final class MicroBatchMirror implements VoidFunction2<Dataset<Row>, Long>
         return givenCores > 0 ? Math.min(slots, givenCores) : slots;
     }
 
+    /**
+     * A stop that interrupts the batch in a producer's flush reaches Spark as the
+     * {@link InterruptedException} it is: Kafka's own InterruptException is a RuntimeException, which
+     * Spark would take for the batch function's failure.
+     */
     @Override
     public void call(Dataset<Row> batch, Long batchId) throws Exception {
+        try {
+            copy(batch, batchId);
+        } catch (org.apache.kafka.common.errors.InterruptException e) {
+            InterruptedException stop = new InterruptedException("the query's stop interrupted the batch: "
+                + e.getMessage());
+            stop.initCause(e);
+            throw stop;
+        }
+    }
+
+    private void copy(Dataset<Row> batch, Long batchId) throws Exception {
         long started = System.nanoTime();
         List<KafkaBatchInputPartition> ranges = KafkaMirrorWriter.rangesOf(batch);
         awaitRemotePartitions(ranges);
