@@ -58,7 +58,7 @@ class SourceConnector(ReplicationModes, Connector):
         # (kept across later restarts from a good checkpoint: the duplicates it caused stay told).
         self.last_resume: dict | None = None
         self.cores: int | None = None  # tasks copying at once, known once Spark is up
-        self.slots: int | None = None  # task threads (real-time mode needs one per partition)
+        self.slots: int | None = None  # task threads (real-time mode holds one per task; see _real_time_tasks)
         self.given_cores: int | None = None  # spark.mirrorplane.cores as submitted (0: not set)
         self.mode_setting = replication_mode.AUTO
         self.consumer_per_task_slot = self.settings.get("replication.real.time.consumers") == "per-task-slot"

@@ -68,7 +68,7 @@ class ReplicationModes:
         return min(partitions, self.task_slots()) if self.consumer_per_task_slot else partitions
 
     def _count_slots(self) -> None:
-        """Task slots (every task thread: real-time mode holds one per partition) and cores (tasks
+        """Task slots (every task thread: real-time mode holds one per task) and cores (tasks
         copying at once: the operator's N when the control plane widened a local[N] master)."""
         context = self.spark.sparkContext
         self.slots = context.defaultParallelism

@@ -78,6 +78,9 @@ final class SlotOffsets extends Offset implements PartitionOffset {
      * serializable (each travels to its task).
      */
     static List<Map<TopicPartition, Long>> deal(Map<TopicPartition, Long> starts, int slots) {
+        if (starts.isEmpty()) {
+            return List.of();
+        }
         int count = Math.max(1, Math.min(slots, starts.size()));
         List<Map<TopicPartition, Long>> dealt = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
@@ -89,7 +92,7 @@ final class SlotOffsets extends Offset implements PartitionOffset {
         for (Map.Entry<TopicPartition, Long> start : ordered.entrySet()) {
             dealt.get(i++ % count).put(start.getKey(), start.getValue());
         }
-        return starts.isEmpty() ? List.of() : dealt;
+        return dealt;
     }
 
     @Override
