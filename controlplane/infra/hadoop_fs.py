@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +23,7 @@ from controlplane.infra import paths
 
 FS_SHELL = "org.apache.hadoop.fs.FsShell"
 DEFAULT_TIMEOUT_SECONDS = 120.0
+DELETE_ATTEMPTS = 3
 # FsShell insists on a core-site.xml on its classpath; an empty one when HADOOP_CONF_DIR has none.
 _EMPTY_SITE = '<?xml version="1.0"?>\n<configuration/>\n'
 
@@ -72,14 +74,25 @@ def delete(uri: str, env: Mapping[str, str] | None = None, timeout: float = DEFA
 
     `env` is the environment of the Hadoop client (default: this process's), where
     `HADOOP_CONF_DIR`, `HADOOP_CLASSPATH` and `JAVA_HOME` are looked up. Raises HadoopFsError
-    naming the URI and Hadoop's reason, or the timeout.
+    naming the URI and Hadoop's reason, or the timeout. A delete that a concurrent writer defeats
+    (a file added while the tree was walked) is tried again, up to DELETE_ATTEMPTS times.
     """
     _refuse_root(uri)
-    try:
-        done = fs_shell("-rm", "-r", "-f", "-skipTrash", uri, env=env, timeout=timeout)
-    except HadoopFsError as error:
-        raise HadoopFsError(f"deleting {uri}: {error}") from None
+    for attempt in range(1, DELETE_ATTEMPTS + 1):
+        try:
+            done = fs_shell("-rm", "-r", "-f", "-skipTrash", uri, env=env, timeout=timeout)
+        except HadoopFsError as error:
+            raise HadoopFsError(f"deleting {uri}: {error}") from None
+        if done.returncode == 0 or not _changed_while_deleting(done) or attempt == DELETE_ATTEMPTS:
+            break
+        time.sleep(0.5)
     _check(done, f"deleting {uri}")
+
+
+def _changed_while_deleting(done: subprocess.CompletedProcess) -> bool:
+    """FsShell's answer when the file system's delete returned false: on a local folder, a file
+    written into it while the tree was walked (a writer still finishing); worth another pass."""
+    return "Input/output error" in (done.stderr or done.stdout)
 
 
 def _check(done: subprocess.CompletedProcess, what: str) -> None:

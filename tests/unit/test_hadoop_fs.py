@@ -2,6 +2,7 @@
 cluster): plain paths and file: URIs, a missing folder, refusals and errors."""
 
 import os
+import subprocess
 import time
 
 import pytest
@@ -90,3 +91,27 @@ def test_put_is_whole_or_nothing_and_exists_tells(tmp_path):
     assert left == ["archive.zip"], "a partial file is left"
     hadoop_fs.put(source, target)  # again (a second worker staging the same content): fine
     assert hadoop_fs.exists(target)
+
+
+def test_a_delete_defeated_by_a_concurrent_writer_is_tried_again(tmp_path, monkeypatch):
+    """FsShell says "Input/output error" when a file lands in the folder while its tree is walked: the
+    next pass deletes it. Other failures are not repeated."""
+    folder = checkpoint(tmp_path)
+    real_shell, calls = hadoop_fs.fs_shell, []
+
+    def shell(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 1:
+            return subprocess.CompletedProcess(args, 1, "", f"rm: `{folder.as_uri()}': Input/output error\n")
+        return real_shell(*args, **kwargs)
+
+    monkeypatch.setattr(hadoop_fs, "fs_shell", shell)
+    hadoop_fs.delete(folder.as_uri())
+    assert not folder.exists() and len(calls) == 2
+
+    calls.clear()
+    monkeypatch.setattr(hadoop_fs, "fs_shell", lambda *args, **kwargs: calls.append(args) or
+                        subprocess.CompletedProcess(args, 1, "", "rm: Permission denied\n"))
+    with pytest.raises(hadoop_fs.HadoopFsError, match="Permission denied"):
+        hadoop_fs.delete(folder.as_uri())
+    assert len(calls) == 1
