@@ -53,6 +53,7 @@ class MirrorApplication:
         self.application_id = yarn_application_id(os.environ.get("CONTAINER_ID", ""))
         self.stopping = False
         self.exit_reason = ""
+        self.spark_ui: str | None = None
         self.desired = channel.Desired(config.generation, {kind: channel.ConnectorDesired() for kind in connectors})
 
     def run(self) -> None:
@@ -115,10 +116,13 @@ class MirrorApplication:
         return status
 
     def _spark_ui(self) -> str | None:
-        try:
-            return getattr(getattr(self.spark, "sparkContext", None), "uiWebUrl", None)
-        except RuntimeError:  # the session could not start: the source connector reports why
-            return None
+        """The Spark UI's address, asked of the JVM once (four calls into it, on every report otherwise)."""
+        if self.spark_ui is None:
+            try:
+                self.spark_ui = getattr(getattr(self.spark, "sparkContext", None), "uiWebUrl", None)
+            except RuntimeError:  # the session could not start: the source connector reports why
+                return None
+        return self.spark_ui
 
     def _sample(self, connectors: dict[str, dict]) -> None:
         now = time.time()

@@ -41,7 +41,7 @@ def epoch_ms(flush_interval_ms: int, driver_commits: bool) -> int:
 def commit(spark: Any) -> list[str]:
     """Sync each running partition's latest acknowledged position and flush the syncs (MM2's commit);
     the `progress` lines, whose positions are then what to commit."""
-    text = str(_writer_class(spark.sparkContext._jvm).commit())
+    text = str(_writer_method(spark.sparkContext._jvm, "commit")())
     return text.split("\n") if text else []
 
 
@@ -67,23 +67,23 @@ def start(spark: Any, frame: Any, name: str, checkpoint: str, producer: Any, rem
 
 def failure(spark: Any) -> str | None:
     """The first failed send (or offset-sync write) of a real-time task in this JVM, or None."""
-    error = _writer_class(spark.sparkContext._jvm).failure()
+    error = _writer_method(spark.sparkContext._jvm, "failure")()
     return None if error is None else str(error)
 
 
 def progress(spark: Any) -> list[str]:
     """What this JVM's real-time tasks copied, per partition ("P" lines, see RealTimeMirrorWriter)."""
-    text = str(_writer_class(spark.sparkContext._jvm).progress())
+    text = str(_writer_method(spark.sparkContext._jvm, "progress")())
     return text.split("\n") if text else []
 
 
 def syncs_written(spark: Any) -> int:
     """Offset syncs this JVM's real-time tasks wrote."""
-    return int(_writer_class(spark.sparkContext._jvm).syncsWritten())
+    return int(_writer_method(spark.sparkContext._jvm, "syncsWritten")())
 
 
 def reset(spark: Any) -> None:
-    _writer_class(spark.sparkContext._jvm).reset()
+    _writer_method(spark.sparkContext._jvm, "reset")()
 
 
 @functools.cache
@@ -92,3 +92,10 @@ def _writer_class(jvm: Any) -> Any:
     "io.mirrorplane", ...) as a class, and each miss scans every jar on the class path. Done twice a
     second, that cost the driver about 2 CPU-seconds a minute."""
     return jvm.io.mirrorplane.spark.RealTimeMirrorWriter
+
+
+@functools.cache
+def _writer_method(jvm: Any, name: str) -> Any:
+    """One of the writer's static methods, looked up once: each lookup is a round trip into the JVM
+    (py4j asks whether the name is a method or a field), as many as the calls themselves otherwise."""
+    return getattr(_writer_class(jvm), name)
