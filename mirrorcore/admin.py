@@ -64,10 +64,13 @@ def _no_answer(error: BaseException) -> bool:
 
 # A partition whose leader is being elected or has just changed, as for a topic created a moment ago
 # (the broker asked may not yet know the new leader epoch): asked again shortly. The errors Kafka's own
-# admin client retries for a ListOffsets request.
+# admin client retries for a ListOffsets request, and librdkafka's own `_NOENT` ("Failed to query
+# partition leaders: No leaders found"), answered before any request while its metadata of the topic has
+# no leader yet (met 0.08 s after creating a mirror's remote topics).
 LEADER_MOVING_ERRORS = frozenset({
     KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.REPLICA_NOT_AVAILABLE,
     KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError.FENCED_LEADER_EPOCH, KafkaError.OFFSET_NOT_AVAILABLE,
+    KafkaError._NOENT,
 })
 LEADER_RETRY_SECONDS = 0.1
 

@@ -26,7 +26,9 @@ class Offsets:
         for tp in request:
             outcome = self.plans[(tp.topic, tp.partition)].pop(0)
             future: concurrent.futures.Future = concurrent.futures.Future()
-            if outcome < 0:
+            if isinstance(outcome, KafkaError):
+                future.set_exception(KafkaException(outcome))
+            elif outcome < 0:
                 future.set_exception(KafkaException(KafkaError(-outcome)))
             else:
                 future.set_result(SimpleNamespace(offset=outcome))
@@ -58,6 +60,15 @@ def test_a_leader_epoch_the_broker_does_not_know_yet_is_asked_again():
                                          -KafkaError.REPLICA_NOT_AVAILABLE, -KafkaError.OFFSET_NOT_AVAILABLE, 0]})
     assert admin.end_offsets([("t", 0)]) == {("t", 0): 0}
     assert len(fake.requests) == 5
+
+
+def test_no_leader_in_the_clients_metadata_yet_is_asked_again():
+    """librdkafka fails the request itself, before asking a broker, while its metadata of a topic created
+    a moment ago has no leader."""
+    no_leaders = KafkaError(KafkaError._NOENT, "Failed to query partition leaders: No leaders found")
+    admin, fake = admin_with({("t", 0): [no_leaders, no_leaders, 0], ("t", 1): [no_leaders, 0, 0]})
+    assert admin.end_offsets([("t", 0), ("t", 1)]) == {("t", 0): 0, ("t", 1): 0}
+    assert len(fake.requests) == 3
 
 
 def test_a_leader_missing_beyond_the_timeout_is_the_clusters_error():
