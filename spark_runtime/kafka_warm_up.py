@@ -9,8 +9,9 @@ each, several per query), which it caches per JVM.
 
 A standby does all of that against a cluster the control plane knows, read-only: the cluster's nodes
 and topics, one partition's offsets, a few of its last records (the `heartbeats` topic when there is
-one), a producer's metadata, then a micro-batch query and a real-time query of Spark's Kafka source over
-those records, whose rows are dropped (`DiscardingWriter`). Nothing is written or committed. A claim
+one), a producer's metadata, then a micro-batch query of Spark's Kafka source and a real-time query of
+the slot source (`source_reader`, as a mirror reads in either mode) over those records, whose rows are
+dropped (`DiscardingWriter`). Nothing is written or committed. A claim
 stops it where it is (`claimed`).
 """
 
@@ -25,6 +26,7 @@ from typing import Any
 
 from mirrorcore.connection import ClusterConnection
 from mirrorcore.waiting import wait_until
+from spark_runtime import source_reader
 from spark_runtime.spark_query import describe_error, java_map
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,7 @@ class KafkaWarmUp:
         self.done: list[str] = []
         self.topic: str | None = None
         self.end = 0  # the end offset of the topic's partition 0
+        self.partitions = 1  # the topic's
 
     def run(self) -> str:
         """Run the warm-up; returns what was done, for the log. Errors end it early and are returned,
@@ -77,7 +80,8 @@ class KafkaWarmUp:
             if not topics:
                 return
             topic = PREFERRED_TOPIC if PREFERRED_TOPIC in topics else topics[0]
-            admin.describeTopics(jvm.java.util.List.of(topic)).allTopicNames().get(TIMEOUT_MS, unit)
+            described = admin.describeTopics(jvm.java.util.List.of(topic)).allTopicNames().get(TIMEOUT_MS, unit)
+            self.partitions = int(described.get(topic).partitions().size())
             partition = jvm.org.apache.kafka.common.TopicPartition(topic, 0)
             latest = jvm.org.apache.kafka.clients.admin.OffsetSpec.latest()
             offsets = admin.listOffsets(jvm.java.util.Map.of(partition, latest)).all().get(TIMEOUT_MS, unit)
@@ -139,21 +143,21 @@ class KafkaWarmUp:
         tracker = self.spark.sparkContext.statusTracker()
         wait_until(lambda: not tracker.getActiveJobsIds(), seconds, interval=0.05)
 
-    def _reader(self) -> Any:
-        options = {f"kafka.{key}": value for key, value in self.base.items() if key != "client.id"} | {
-            "assign": json.dumps({self.topic: [0]}),
-            "startingOffsets": json.dumps({self.topic: {"0": self._first_offset()}}),
-            "includeHeaders": "true", "failOnDataLoss": "false",
-        }
-        reader = self.spark.readStream.format("kafka")
-        for key, value in options.items():
-            reader = reader.option(key, value)
-        return reader
+    def _starting(self) -> str:
+        """Partition 0 from its last records, the others from their ends (-1: the source's "latest");
+        both sources read every partition of a topic they subscribe to."""
+        return json.dumps({self.topic: {str(p): self._first_offset() if p == 0 else -1
+                                        for p in range(self.partitions)}})
+
+    def _kafka_options(self) -> dict[str, str]:
+        return source_reader.kafka_options({k: v for k, v in self.base.items() if k != "client.id"})
 
     def _micro_batch_query(self) -> None:
         checkpoint = self.folder / "warm-up-kafka-micro-batch"
-        query = (self._reader().option("maxOffsetsPerTrigger", RECORDS).load()
-                 .writeStream.format("noop").option("checkpointLocation", checkpoint.as_uri()).start())
+        reader = source_reader.reader(self.spark, [self.topic], self._starting(), self._kafka_options(),
+                                      max_records=RECORDS)
+        query = (reader.load().writeStream.format("noop").option("checkpointLocation", checkpoint.as_uri())
+                 .start())
         try:
             self._until(lambda: (query.lastProgress or {}).get("batchId", -1) >= 0)
             self.done.append("a micro-batch query")
@@ -167,14 +171,15 @@ class KafkaWarmUp:
         writer = jvm.io.mirrorplane.spark.DiscardingWriter()
         trigger = jvm.org.apache.spark.sql.streaming.Trigger.RealTime("5 seconds")
         before = jvm.io.mirrorplane.spark.DiscardingWriter.rows()
-        query = (self._reader().load()._jdf.writeStream().outputMode("update").foreach(writer).trigger(trigger)
+        reader = source_reader.reader(self.spark, [self.topic], self._starting(), self._kafka_options(), slots=1)
+        query = (reader.load()._jdf.writeStream().outputMode("update").foreach(writer).trigger(trigger)
                  .option("checkpointLocation", checkpoint.as_uri()).start())
         try:
             if self.end > 0:
                 self._until(lambda: jvm.io.mirrorplane.spark.DiscardingWriter.rows() > before)
             else:  # no record to read: its tasks start, which is most of it
                 self._until(lambda: False, seconds=3.0)
-            self.done.append("a real-time query")
+            self.done.append("a real-time query of the slot source")
         finally:
             query.stop()
             shutil.rmtree(checkpoint, ignore_errors=True)

@@ -61,10 +61,10 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         own = priority.own_niceness()
         assert thread_niceness(waiting) == {own + STANDBY_NICE}, "a standby waits at a lower priority"
         # The pool hands it a registered cluster, against which its Java Kafka clients make their first
-        # requests and Spark's Kafka source runs a micro-batch and a real-time query.
+        # requests, Spark's Kafka source runs a micro-batch query and the slot source a real-time one.
         warmed = wait_for(lambda: standby_folder.warm_up_outcome(waiting.folder), 60, "the standby's Kafka warm-up")
         assert warmed.startswith("west: 1 nodes") and warmed.endswith(
-            "records fetched, producer metadata, a micro-batch query, a real-time query"), warmed
+            "records fetched, producer metadata, a micro-batch query, a real-time query of the slot source"), warmed
         figures(f"standby's Kafka warm-up over {time.monotonic() - started:.1f} s after the worker started "
                 f"({warmed})")
 
