@@ -98,7 +98,9 @@ def tail_summary(stamps_ms: Sequence[float], latencies_ms: Sequence[float], part
                  worst: int = 5) -> dict:
     """Where the slowest 1% of records came from: how many distinct seconds (of their timestamps) and
     partitions they fall in, and the seconds holding most of them. A tail in a few seconds across all
-    partitions is a pause of the whole pipeline; one spread over time is per-record noise."""
+    partitions is a pause of the whole pipeline; one spread over time is per-record noise. `start_ms`
+    (epoch milliseconds of the first record's timestamp, where second 0 begins) lines the seconds up
+    with other clocks: GC logs, flight recordings."""
     if not latencies_ms:
         return {"records": 0, "seconds": 0, "partitions": 0, "worst_seconds": []}
     threshold = percentile(latencies_ms, 99)
@@ -110,7 +112,7 @@ def tail_summary(stamps_ms: Sequence[float], latencies_ms: Sequence[float], part
             by_second.setdefault(int((stamp - start) // 1000), []).append(latency)
             slow_partitions.add(partition)
     ranked = sorted(by_second.items(), key=lambda item: -len(item[1]))[:worst]
-    return {"records": sum(len(v) for v in by_second.values()), "seconds": len(by_second),
+    return {"records": sum(len(v) for v in by_second.values()), "seconds": len(by_second), "start_ms": start,
             "partitions": len(slow_partitions),
             "worst_seconds": [{"second": second, "records": len(values), "max_ms": round(max(values), 1)}
                               for second, values in ranked]}

@@ -94,7 +94,7 @@ def test_tail_summary_tells_a_pause_from_noise():
     for i in range(300, 310):  # one pause: ten records of second 3 held back
         latencies[i] = 200.0
     tail = tail_summary(stamps, latencies, [i % 4 for i in range(1000)])
-    assert (tail["records"], tail["seconds"], tail["partitions"]) == (10, 1, 4)
+    assert (tail["records"], tail["seconds"], tail["partitions"], tail["start_ms"]) == (10, 1, 4, 0.0)
     assert tail["worst_seconds"][0] == {"second": 3, "records": 10, "max_ms": 200.0}
     assert tail_summary([], [], [])["records"] == 0
 
