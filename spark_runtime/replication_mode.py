@@ -20,6 +20,27 @@ SETTINGS = (AUTO, MICRO_BATCH, REAL_TIME)
 # A running real-time query falls back to micro-batches only when its backlog is this many times the
 # limit, so that a burst it absorbs does not flip the mode back and forth.
 FALL_BACK_FACTOR = 4
+# After real-time mode fell behind, micro-batches go back to it only while records arrive at no more
+# than this share of the rate it copied at then: above it, real-time mode would fall behind again, and
+# each change of mode holds the records back for a moment.
+CAPACITY_SHARE = 0.8
+
+
+@dataclass(frozen=True)
+class Rates:
+    """What the source connector sees at one mode check: records written to the source (the sum of its
+    partitions' end offsets) and records copied, since some start, at monotonic time `at`."""
+    at: float
+    written: int
+    copied: int
+
+    def since(self, earlier: Rates) -> tuple[float, float] | None:
+        """(records arriving per second, records copied per second) between `earlier` and this; None
+        when no time passed or the source's ends went back (partitions deleted and recreated)."""
+        elapsed = self.at - earlier.at
+        if elapsed <= 0 or self.written < earlier.written:
+            return None
+        return (self.written - earlier.written) / elapsed, max(0, self.copied - earlier.copied) / elapsed
 
 
 @dataclass(frozen=True)
@@ -40,7 +61,8 @@ def parse_setting(value: str | None) -> str:
 
 
 def decide(setting: str, partitions: int, slots: int, backlog: int | None, limit: int,
-           current: str | None = None, local: bool = True) -> ModeDecision:
+           current: str | None = None, local: bool = True, arriving: float | None = None,
+           capacity: float | None = None) -> ModeDecision:
     """The mode for a query whose real-time tasks would be `partitions` (a task per source partition
     with Spark's Kafka source; with a consumer per task slot, at most the slots) with `slots` task slots.
 
@@ -48,7 +70,9 @@ def decide(setting: str, partitions: int, slots: int, backlog: int | None, limit
     query, if any, so that auto mode keeps it unless the backlog says otherwise; `local`: the
     tasks run in the driver's JVM (local[N]), where the driver sees every position as it moves.
     On a cluster it would only learn them once per epoch, so auto mode stays with micro-batches
-    there. Raises ModeError when `real-time` is forced without a slot per partition.
+    there. `arriving`: records written to the source per second lately; `capacity`: the rate real-time
+    mode copied at when it last fell behind (None: it has not, or long enough ago to try again).
+    Raises ModeError when `real-time` is forced without a slot per partition.
     """
     if setting == MICRO_BATCH:
         return ModeDecision(MICRO_BATCH, "replication.mode is micro-batch")
@@ -72,4 +96,8 @@ def decide(setting: str, partitions: int, slots: int, backlog: int | None, limit
         return ModeDecision(REAL_TIME, f"backlog {backlog:,} records, within {limit * FALL_BACK_FACTOR:,}")
     if backlog > limit:
         return ModeDecision(MICRO_BATCH, f"backlog {backlog:,} records, above {limit:,}: copied in micro-batches")
+    if current != REAL_TIME and capacity is not None and arriving is not None and arriving > capacity * CAPACITY_SHARE:
+        return ModeDecision(MICRO_BATCH, f"{arriving:,.0f} records/s arriving; real-time mode fell behind copying "
+                                         f"{capacity:,.0f}/s: micro-batches until they arrive at "
+                                         f"{capacity * CAPACITY_SHARE:,.0f}/s or less")
     return ModeDecision(REAL_TIME, f"backlog {backlog:,} records, within {limit:,}: each record sent as it arrives")

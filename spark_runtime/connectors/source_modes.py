@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 MODE_CHECK_SECONDS = 5.0  # auto mode weighs the backlog this often
 CALLS_TO_SWITCH = 2  # checks in a row that call for the other mode before it is taken
+CAPACITY_MEMORY_SECONDS = 600.0  # how long the rate real-time mode fell behind at keeps it away
 
 
 class ReplicationModes:
@@ -30,6 +31,10 @@ class ReplicationModes:
     next_mode_check: float
     mode_switches: int
     mode_calls: int = 0  # checks in a row that called for the other mode
+    last_rates: replication_mode.Rates | None = None  # at the previous mode check
+    arriving: float | None = None  # records/s written to the source between the last two checks
+    copying: float | None = None  # records/s copied between them
+    real_time_capacity: tuple[float, float] | None = None  # (records/s, monotonic time) it fell behind at
     topics: dict[str, int]
     fresh: bool
     resume_plan: Any
@@ -57,9 +62,13 @@ class ReplicationModes:
 
     def _decide_mode(self, backlog: int | None) -> replication_mode.ModeDecision:
         limit = self.settings.get_int("replication.mode.auto.backlog.records")
+        capacity = self.real_time_capacity
+        if capacity is not None and time.monotonic() - capacity[1] > CAPACITY_MEMORY_SECONDS:
+            capacity = self.real_time_capacity = None  # long enough: real-time mode gets another try
         return replication_mode.decide(self.mode_setting, self._real_time_tasks(), self.slots or 1, backlog, limit,
                                        self.mode.mode if self.mode is not None and self.query is not None else None,
-                                       local=self._tasks_local())
+                                       local=self._tasks_local(), arriving=self.arriving,
+                                       capacity=capacity[0] if capacity is not None else None)
 
     def _real_time_tasks(self) -> int:
         """The long-running tasks a real-time query holds: one per task slot reading its share of the
@@ -96,7 +105,15 @@ class ReplicationModes:
         if not known:
             return None
         ends = self.source_admin.end_offsets(known)
+        self._measure_rates(sum(ends.values()))
         return sum(max(0, ends.get(tp, 0) - positions[tp]) for tp in known)
+
+    def _measure_rates(self, written: int) -> None:
+        """Records arriving and copied per second since the previous look at the source's ends."""
+        rates = replication_mode.Rates(time.monotonic(), written, int(self.progress.metrics["records"]))
+        measured = rates.since(self.last_rates) if self.last_rates is not None else None
+        self.last_rates = rates
+        self.arriving, self.copying = measured if measured is not None else (None, None)
 
     def _reconsider_mode(self) -> None:
         """Auto mode: restart the query in the other mode when the backlog calls for it (the
@@ -124,9 +141,17 @@ class ReplicationModes:
         if self.mode_calls >= CALLS_TO_SWITCH:
             self.mode_calls = 0
             log.info("switching from %s to %s: %s", self.mode.mode, decision.mode, decision.reason)
+            if self._fell_behind() and self.copying:
+                self.real_time_capacity = (self.copying, time.monotonic())
             self.mode_switches += 1
             self._stop_query()
             self._start_query(decision)
+
+    def _fell_behind(self) -> bool:
+        """A real-time query that copied fewer records than arrived since the previous check: the rate
+        it copied at is as much as it manages here."""
+        return (self.mode is not None and self.mode.mode == replication_mode.REAL_TIME
+                and self.arriving is not None and self.copying is not None and self.arriving > self.copying)
 
     def _settle_handover(self) -> None:
         """Once the query started from a handover has planned its first batch, its checkpoint

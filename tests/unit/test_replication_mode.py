@@ -98,3 +98,26 @@ def test_batches_count_records_bytes_and_the_rate_per_partition(monkeypatch):
     assert (by_partition[0]["records"], by_partition[0]["bytes"]) == (30, 3000)
     assert by_partition[0]["rate"] == {"records_per_s": 10.0, "bytes_per_s": 1000.0, "at": 50.0}
     assert by_partition[1]["rate"] == {"records_per_s": 8.0, "bytes_per_s": 800.0, "at": 50.0}
+
+
+def test_after_real_time_mode_fell_behind_micro_batches_stay_while_records_arrive_faster_than_it_copied():
+    capacity = 47_000.0
+    stay = rm.decide(rm.AUTO, 2, 2, 30_000, 50_000, current=rm.MICRO_BATCH, arriving=49_500, capacity=capacity)
+    assert stay.mode == rm.MICRO_BATCH
+    assert stay.reason == ("49,500 records/s arriving; real-time mode fell behind copying 47,000/s: micro-batches "
+                           "until they arrive at 37,600/s or less")
+    back = rm.decide(rm.AUTO, 2, 2, 30_000, 50_000, current=rm.MICRO_BATCH, arriving=37_600, capacity=capacity)
+    assert back.mode == rm.REAL_TIME
+    # Without a capacity (never fell behind, or forgotten) or a known arrival rate: the backlog decides.
+    assert rm.decide(rm.AUTO, 2, 2, 30_000, 50_000, current=rm.MICRO_BATCH, arriving=49_500).mode == rm.REAL_TIME
+    assert rm.decide(rm.AUTO, 2, 2, 30_000, 50_000, current=rm.MICRO_BATCH, capacity=capacity).mode == rm.REAL_TIME
+    # A running real-time query is judged by its backlog only.
+    assert rm.decide(rm.AUTO, 2, 2, 30_000, 50_000, current=rm.REAL_TIME, arriving=49_500,
+                     capacity=capacity).mode == rm.REAL_TIME
+
+
+def test_rates_between_two_mode_checks():
+    earlier = rm.Rates(at=100.0, written=1_000, copied=900)
+    assert rm.Rates(at=105.0, written=251_000, copied=235_900).since(earlier) == (50_000.0, 47_000.0)
+    assert rm.Rates(at=100.0, written=2_000, copied=900).since(earlier) is None  # no time passed
+    assert rm.Rates(at=105.0, written=10, copied=900).since(earlier) is None  # the source's ends went back

@@ -1,0 +1,89 @@
+"""Auto mode remembers the rate real-time mode fell behind at, and keeps micro-batches while records
+arrive faster than it copied then: the source connector's side of `replication_mode.decide`."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from spark_runtime import replication_mode as rm
+from spark_runtime.connectors import source_modes
+from spark_runtime.connectors.source_modes import ReplicationModes
+
+
+class Modes(ReplicationModes):
+    """The mixin over a source of `ends` records and a query that copied `copied`, in auto mode."""
+
+    def __init__(self, clock: list[float]) -> None:
+        self.clock = clock
+        self.mode_setting, self.mode, self.mode_switches = rm.AUTO, rm.ModeDecision(rm.REAL_TIME, "start"), 0
+        self.query, self.topics, self.fresh, self.slots = object(), {"t": 2}, False, 2
+        self.consumer_per_task_slot = True
+        self.settings = SimpleNamespace(get_int=lambda key: 50_000)
+        self.progress = SimpleNamespace(metrics={"records": 0})
+        self.spark = SimpleNamespace(sparkContext=SimpleNamespace(master="local[2]"))
+        self.ends, self.started = 0, []
+
+    def task_slots(self) -> int:
+        return 2
+
+    def _partitions(self):
+        return [("t", 0), ("t", 1)]
+
+    def _stop_query(self) -> None:
+        self.query = None
+
+    def _start_query(self, mode=None) -> None:
+        self.mode, self.query = mode, object()
+        self.started.append(mode.mode)
+
+    def _count_slots(self) -> None:
+        """Two task slots throughout."""
+
+    def _grow_remote_partitions(self) -> None:
+        """No partition is added."""
+
+    def positions(self):
+        copied = self.progress.metrics["records"]
+        return SimpleNamespace(next_offsets={("t", 0): copied // 2, ("t", 1): copied - copied // 2})
+
+    def check(self, ends: int, copied: int) -> None:
+        """One mode check, `MODE_CHECK_SECONDS` after the previous one."""
+        self.clock[0] += source_modes.MODE_CHECK_SECONDS
+        self.progress.metrics["records"], self.ends = copied, ends
+        self._reconsider_mode()
+
+
+def test_micro_batches_stay_while_records_arrive_faster_than_real_time_mode_copied(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(source_modes.time, "monotonic", lambda: clock[0])
+    modes = Modes(clock)
+    monkeypatch.setattr(modes, "source_admin", SimpleNamespace(
+        end_offsets=lambda partitions: {("t", 0): modes.ends // 2, ("t", 1): modes.ends - modes.ends // 2}),
+        raising=False)
+    arriving, copying = 50_000, 47_000  # records/s: real-time mode falls behind by 3,000 a second
+    ends = copied = 0
+    for _ in range(30):  # 150 s
+        ends, copied = ends + arriving * 5, copied + copying * 5
+        modes.check(ends, copied)
+    assert modes.started == [rm.MICRO_BATCH]
+    assert modes.real_time_capacity is not None and modes.real_time_capacity[0] == copying
+    for _ in range(10):  # micro-batches catch up: still 50,000 records/s arriving, no way back
+        ends, copied = ends + arriving * 5, min(ends + arriving * 5, copied + 90_000 * 5)
+        modes.check(ends, copied)
+    assert modes.started == [rm.MICRO_BATCH] and "fell behind copying 47,000/s" in modes._decide_mode(0).reason
+    for _ in range(3):  # the traffic drops below 80% of what real-time mode copied: back to it
+        ends = copied = ends + 30_000 * 5
+        modes.check(ends, copied)
+    assert modes.started == [rm.MICRO_BATCH, rm.REAL_TIME]
+
+
+def test_the_rate_it_fell_behind_at_is_forgotten_after_a_while(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(source_modes.time, "monotonic", lambda: clock[0])
+    modes = Modes(clock)
+    modes.mode = rm.ModeDecision(rm.MICRO_BATCH, "falling behind")
+    modes.real_time_capacity = (47_000.0, clock[0])
+    modes.arriving = 49_500.0
+    assert modes._decide_mode(0).mode == rm.MICRO_BATCH
+    clock[0] += source_modes.CAPACITY_MEMORY_SECONDS + 1
+    assert modes._decide_mode(0).mode == rm.REAL_TIME and modes.real_time_capacity is None
