@@ -286,7 +286,7 @@ class KafkaAdmin:
         deadline = time.monotonic() + self.timeout
         while pending:  # partitions whose leader moves (just created) are asked again, within the timeout
             futures = self.client.list_offsets(dict.fromkeys(pending, spec), request_timeout=self.timeout)
-            pending = []
+            pending, unknown_leaders = [], set()
             for tp, future in futures.items():
                 try:
                     offsets[(tp.topic, tp.partition)] = future.result(timeout=self.timeout).offset
@@ -294,9 +294,21 @@ class KafkaAdmin:
                     if not (_leader_moving(error) and time.monotonic() < deadline):
                         raise self.error(error) from error
                     pending.append(tp)
+                    if _code(error) == KafkaError._NOENT:
+                        unknown_leaders.add(tp.topic)
             if pending:
                 time.sleep(LEADER_RETRY_SECONDS)
+                self._refresh_metadata(unknown_leaders, deadline)
         return offsets
+
+    def _refresh_metadata(self, topics: set[str], deadline: float) -> None:
+        """Ask the brokers for `topics`' metadata: librdkafka keeps a topic it learned of before its
+        leaders were elected without leaders (measured: over 15 s) unless asked."""
+        for topic in sorted(topics):
+            try:
+                self.client.list_topics(topic=topic, timeout=max(0.1, min(5.0, deadline - time.monotonic())))
+            except KafkaException:
+                pass  # the next list_offsets says what is wrong
 
     def error(self, error: BaseException, doing: str = "") -> ClusterError:
         """A ClusterError naming the cluster and the broker's (or client's) reason."""

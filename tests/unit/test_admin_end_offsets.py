@@ -19,6 +19,7 @@ class Offsets:
     def __init__(self, plans: dict[tuple[str, int], list[int]]) -> None:
         self.plans = plans
         self.requests: list[list[tuple[str, int]]] = []
+        self.refreshed: list[str | None] = []  # topics whose metadata was asked for
 
     def list_offsets(self, request, request_timeout):
         self.requests.append(sorted((tp.topic, tp.partition) for tp in request))
@@ -37,6 +38,9 @@ class Offsets:
 
     def poll(self, timeout):
         return 0
+
+    def list_topics(self, topic=None, timeout=None):
+        self.refreshed.append(topic)
 
 
 def admin_with(plans, timeout=5.0) -> tuple[KafkaAdmin, Offsets]:
@@ -69,6 +73,7 @@ def test_no_leader_in_the_clients_metadata_yet_is_asked_again():
     admin, fake = admin_with({("t", 0): [no_leaders, no_leaders, 0], ("t", 1): [no_leaders, 0, 0]})
     assert admin.end_offsets([("t", 0), ("t", 1)]) == {("t", 0): 0, ("t", 1): 0}
     assert len(fake.requests) == 3
+    assert fake.refreshed == ["t", "t"], "its metadata is asked for before each new try"
 
 
 def test_a_leader_missing_beyond_the_timeout_is_the_clusters_error():
