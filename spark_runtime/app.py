@@ -40,6 +40,8 @@ REDACTED_OPTIONS = r"(?i)url|password|jaas|ssl\.key|keystore|truststore\.certifi
 
 
 class MirrorApplication:
+    spark_ui: str | None = None  # the Spark UI's address, once known
+
     def __init__(self, config: MirrorConfig, spark: Any, redis_client: Any,
                  connectors: dict[str, Connector], lag: LagSampler | None = None,
                  sampler: Sampler | None = None) -> None:
@@ -53,7 +55,6 @@ class MirrorApplication:
         self.application_id = yarn_application_id(os.environ.get("CONTAINER_ID", ""))
         self.stopping = False
         self.exit_reason = ""
-        self.spark_ui: str | None = None
         self.desired = channel.Desired(config.generation, {kind: channel.ConnectorDesired() for kind in connectors})
 
     def run(self) -> None:
