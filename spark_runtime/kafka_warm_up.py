@@ -149,12 +149,16 @@ class KafkaWarmUp:
         return json.dumps({self.topic: {str(p): self._first_offset() if p == 0 else -1
                                         for p in range(self.partitions)}})
 
+    def _chosen_topic(self) -> str:
+        assert self.topic is not None  # the queries run only once the admin requests chose a topic
+        return self.topic
+
     def _kafka_options(self) -> dict[str, str]:
         return source_reader.kafka_options({k: v for k, v in self.base.items() if k != "client.id"})
 
     def _micro_batch_query(self) -> None:
         checkpoint = self.folder / "warm-up-kafka-micro-batch"
-        reader = source_reader.reader(self.spark, [self.topic], self._starting(), self._kafka_options(),
+        reader = source_reader.reader(self.spark, [self._chosen_topic()], self._starting(), self._kafka_options(),
                                       max_records=RECORDS)
         query = (reader.load().writeStream.format("noop").option("checkpointLocation", checkpoint.as_uri())
                  .start())
@@ -171,7 +175,8 @@ class KafkaWarmUp:
         writer = jvm.io.mirrorplane.spark.DiscardingWriter()
         trigger = jvm.org.apache.spark.sql.streaming.Trigger.RealTime("5 seconds")
         before = jvm.io.mirrorplane.spark.DiscardingWriter.rows()
-        reader = source_reader.reader(self.spark, [self.topic], self._starting(), self._kafka_options(), slots=1)
+        reader = source_reader.reader(self.spark, [self._chosen_topic()], self._starting(), self._kafka_options(),
+                                      slots=1)
         query = (reader.load()._jdf.writeStream().outputMode("update").foreach(writer).trigger(trigger)
                  .option("checkpointLocation", checkpoint.as_uri()).start())
         try:
