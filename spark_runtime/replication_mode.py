@@ -96,7 +96,8 @@ def decide(setting: str, partitions: int, slots: int, backlog: int | None, limit
         return ModeDecision(REAL_TIME, f"backlog {backlog:,} records, within {limit * FALL_BACK_FACTOR:,}")
     if backlog > limit:
         return ModeDecision(MICRO_BATCH, f"backlog {backlog:,} records, above {limit:,}: copied in micro-batches")
-    if current != REAL_TIME and capacity is not None and arriving is not None and arriving > capacity * CAPACITY_SHARE:
+    # A running real-time query was judged by its backlog above; this is the way back to it.
+    if capacity is not None and arriving is not None and arriving > capacity * CAPACITY_SHARE:
         return ModeDecision(MICRO_BATCH, f"{arriving:,.0f} records/s arriving; real-time mode fell behind copying "
                                          f"{capacity:,.0f}/s: micro-batches until they arrive at "
                                          f"{capacity * CAPACITY_SHARE:,.0f}/s or less")
