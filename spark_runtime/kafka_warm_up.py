@@ -11,7 +11,7 @@ A standby does all of that against a cluster the control plane knows, read-only:
 and topics, one partition's offsets, a few of its last records (the `heartbeats` topic when there is
 one), a producer's metadata, then a micro-batch query of Spark's Kafka source and a real-time query of
 the slot source (`source_reader`, as a mirror reads in either mode) over those records, whose rows are
-dropped (`DiscardingWriter`). Nothing is written or committed. A claim
+dropped (`DiscardingWriter`, in the mirrors' real-time sink). Nothing is written or committed. A claim
 stops it where it is (`claimed`).
 """
 
@@ -26,7 +26,7 @@ from typing import Any
 
 from mirrorcore.connection import ClusterConnection
 from mirrorcore.waiting import wait_until
-from spark_runtime import source_reader
+from spark_runtime import real_time, source_reader
 from spark_runtime.spark_query import describe_error, java_map
 
 log = logging.getLogger(__name__)
@@ -177,7 +177,7 @@ class KafkaWarmUp:
         before = jvm.io.mirrorplane.spark.DiscardingWriter.rows()
         reader = source_reader.reader(self.spark, [self._chosen_topic()], self._starting(), self._kafka_options(),
                                       slots=1)
-        query = (reader.load()._jdf.writeStream().outputMode("update").foreach(writer).trigger(trigger)
+        query = (real_time.write_stream(reader.load(), "warm-up", writer).trigger(trigger)
                  .option("checkpointLocation", checkpoint.as_uri()).start())
         try:
             if self.end > 0:

@@ -2,31 +2,29 @@ package io.mirrorplane.spark;
 
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.apache.spark.sql.ForeachWriter;
-import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
 
 /**
- * A real-time sink that drops every row. A standby driver's warm-up query runs through it, so that
- * Spark's Kafka source, its row conversion and the sink's deserializer have their code generated and
- * compiled (Spark caches it per JVM) before a mirror's query needs the same; nothing is written.
+ * A real-time task that drops every row. A standby driver's warm-up query runs through it in
+ * {@link RealTimeMirrorSink}, so that the slot source, Spark's row conversion and the sink have
+ * their code generated and compiled (Spark caches it per JVM) before a mirror's query needs the
+ * same; nothing is written.
  */
-public final class DiscardingWriter extends ForeachWriter<Row> {
+public final class DiscardingWriter implements RealTimeTask {
 
+    private static final long serialVersionUID = 1L;
     private static final AtomicLong ROWS = new AtomicLong();
 
     @Override
-    public boolean open(long partitionId, long epochId) {
-        return true;
-    }
+    public void open(long partitionId, long epochId, KafkaMirrorWriter.Columns columns) { }
 
     @Override
-    public void process(Row row) {
+    public void write(InternalRow row) {
         ROWS.incrementAndGet();
     }
 
     @Override
-    public void close(Throwable error) {
-    }
+    public void close(Throwable error) { }
 
     /** Rows dropped in this JVM so far. */
     public static long rows() {

@@ -191,31 +191,9 @@ public final class KafkaMirrorWriter {
 
     private static Iterator<String> writeRows(Iterator<InternalRow> rows, Columns columns, TaskSink sink) {
         while (rows.hasNext() && !sink.failed()) {
-            InternalRow row = rows.next();
-            // Spark keeps timestamps in microseconds
-            Long timestamp = row.isNullAt(columns.timestamp) ? null
-                : Math.floorDiv(row.getLong(columns.timestamp), 1000L);
-            sink.send(row.getUTF8String(columns.topic).toString(), row.getInt(columns.partition),
-                row.getLong(columns.offset), timestamp,
-                row.isNullAt(columns.key) ? null : row.getBinary(columns.key),
-                row.isNullAt(columns.value) ? null : row.getBinary(columns.value),
-                headers(row, columns.headers));
+            sink.send(rows.next(), columns);
         }
         return sink.finish();
-    }
-
-    private static List<Header> headers(InternalRow row, int column) {
-        if (column < 0 || row.isNullAt(column)) {
-            return null;
-        }
-        ArrayData source = row.getArray(column);
-        List<Header> headers = new ArrayList<>(source.numElements());
-        for (int i = 0; i < source.numElements(); i++) {
-            InternalRow header = source.getStruct(i, 2);
-            headers.add(new RecordHeader(header.getUTF8String(0).toString(),
-                header.isNullAt(1) ? null : header.getBinary(1)));
-        }
-        return headers;
     }
 
     /** Positions of the Kafka source's columns in its rows ({@code headers} is -1 without includeHeaders). */

@@ -2,10 +2,7 @@ package io.mirrorplane.spark;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.sql.Timestamp;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -17,17 +14,14 @@ import java.util.function.BiConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.spark.sql.ForeachWriter;
-import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Real-time mode's sink: Spark's long-running tasks hand each record to this writer as they read
- * it, and it is sent at once, keeping its partition, key, value, headers and timestamp. Records
+ * Real-time mode's task ({@link RealTimeMirrorSink}): Spark's long-running tasks hand each record
+ * to this writer as they read it, and it is sent at once, keeping its partition, key, value, headers and timestamp. Records
  * never leave the JVM.
  *
  * <p>A task covers one task slot's share of the source partitions ({@link SlotSource}), or one
@@ -44,7 +38,7 @@ import org.slf4j.LoggerFactory;
  * {@code local[N]} the tasks run in the driver's JVM, so the driver knows every position as it
  * moves rather than once per epoch.
  */
-public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
+public final class RealTimeMirrorWriter implements RealTimeTask {
 
     private static final long serialVersionUID = 1L;
     /** Sync rule state per "topic\tpartition", carried from one epoch's task to the next. */
@@ -113,7 +107,8 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
     }
 
     @Override
-    public boolean open(long partitionId, long epochId) {
+    public void open(long partitionId, long epochId, KafkaMirrorWriter.Columns columns) {
+        this.columns = columns;
         syncFailure = new AtomicReference<>();
         KafkaProducer<byte[], byte[]> syncs = syncTopic == null ? null : syncProducer(syncProducerConfig);
         sink = new TaskSink(KafkaMirrorWriter.producer(producerConfig, producerOf(partitionId, producers)), remoteTopics,
@@ -122,24 +117,15 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
         known = 0;
         KafkaMirrorWriter.copyStarted();
         RUNNING.add(this);
-        return true;
     }
 
     @Override
-    public void process(Row row) {
-        if (columns == null) {
-            columns = new KafkaMirrorWriter.Columns(row.schema());
-        }
+    public void write(InternalRow row) {
         IllegalStateException error = error();
         if (error != null) {
             throw error;
         }
-        Timestamp timestamp = row.isNullAt(columns.timestamp) ? null : row.getTimestamp(columns.timestamp);
-        sink.send(row.getString(columns.topic), row.getInt(columns.partition), row.getLong(columns.offset),
-            timestamp == null ? null : timestamp.getTime(),
-            row.isNullAt(columns.key) ? null : (byte[]) row.get(columns.key),
-            row.isNullAt(columns.value) ? null : (byte[]) row.get(columns.value),
-            headers(row, columns.headers));
+        sink.send(row, columns);
         if (sink.progress().size() != known) {
             OPEN.putAll(sink.progress());
             known = sink.progress().size();
@@ -275,18 +261,6 @@ public final class RealTimeMirrorWriter extends ForeachWriter<Row> {
         byte[] name = topic.getBytes(StandardCharsets.UTF_8);
         return ByteBuffer.allocate(2 + name.length + 4).putShort((short) name.length).put(name).putInt(partition)
             .array();
-    }
-
-    private static List<Header> headers(Row row, int column) {
-        if (column < 0 || row.isNullAt(column)) {
-            return null;
-        }
-        List<Row> source = row.getList(column);
-        List<Header> headers = new ArrayList<>(source.size());
-        for (Row header : source) {
-            headers.add(new RecordHeader(header.getString(0), header.isNullAt(1) ? null : (byte[]) header.get(1)));
-        }
-        return headers;
     }
 
     static KafkaProducer<byte[], byte[]> syncProducer(Map<String, String> config) {

@@ -13,6 +13,10 @@ import java.util.function.Function;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * One Spark task's records to the target: each keeps its partition, key, value, headers and
@@ -33,6 +37,10 @@ final class TaskSink {
     private final Function<String, BiConsumer<Long, Long>> emitters;
     private String lastTopic;
     private String lastRemote;
+    private UTF8String lastTopicBytes;
+    private String lastTopicName;
+    private int lastPartition = -1;
+    private PartitionProgress lastProgress;
 
     TaskSink(Producer<byte[], byte[]> producer, Map<String, String> remoteTopics, long maxOffsetLag,
              Map<String, String> syncState) {
@@ -62,18 +70,52 @@ final class TaskSink {
         return failure.get() != null;
     }
 
+    /** One row of Spark's Kafka source (or the slot source, which has its columns). */
+    void send(InternalRow row, KafkaMirrorWriter.Columns columns) {
+        UTF8String topic = row.getUTF8String(columns.topic);
+        if (!topic.equals(lastTopicBytes)) { // a source's records come a topic at a time: one String per change
+            lastTopicBytes = topic.copy(); // the row's bytes are reused for the next record
+            lastTopicName = topic.toString();
+        }
+        send(lastTopicName, row.getInt(columns.partition),
+            row.getLong(columns.offset),
+            row.isNullAt(columns.timestamp) ? null : Math.floorDiv(row.getLong(columns.timestamp), 1000L), // µs
+            row.isNullAt(columns.key) ? null : row.getBinary(columns.key),
+            row.isNullAt(columns.value) ? null : row.getBinary(columns.value),
+            headers(row, columns.headers));
+    }
+
+    private static List<Header> headers(InternalRow row, int column) {
+        if (column < 0 || row.isNullAt(column)) {
+            return null;
+        }
+        ArrayData source = row.getArray(column);
+        List<Header> headers = new ArrayList<>(source.numElements());
+        for (int i = 0; i < source.numElements(); i++) {
+            InternalRow header = source.getStruct(i, 2);
+            headers.add(new RecordHeader(header.getUTF8String(0).toString(),
+                header.isNullAt(1) ? null : header.getBinary(1)));
+        }
+        return headers;
+    }
+
     void send(String topic, int partition, long offset, Long timestamp, byte[] key, byte[] value,
               Iterable<Header> headers) {
         if (!topic.equals(lastTopic)) {
             lastRemote = remoteTopics.get(topic);
             lastTopic = topic;
+            lastProgress = null;
             if (lastRemote == null) {
                 throw new IllegalStateException("no remote topic known for source topic " + topic);
             }
         }
-        PartitionProgress p = progress.computeIfAbsent(topic + "\t" + partition,
-            k -> new PartitionProgress(offset, maxOffsetLag, syncState.get(k),
-                emitters == null ? null : emitters.apply(k)));
+        if (lastProgress == null || partition != lastPartition) { // a poll's records come a partition at a time
+            lastProgress = progress.computeIfAbsent(topic + "\t" + partition,
+                k -> new PartitionProgress(offset, maxOffsetLag, syncState.get(k),
+                    emitters == null ? null : emitters.apply(k)));
+            lastPartition = partition;
+        }
+        PartitionProgress p = lastProgress;
         p.records++;
         p.bytes += (key == null ? 0 : key.length) + (value == null ? 0 : value.length);
         p.lastUpstream = offset;

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Cluster;
@@ -21,7 +22,12 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.unsafe.types.UTF8String;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -167,5 +173,38 @@ class TaskSinkTest {
         }
         assertEquals(Map.of("audit\t2", List.of("0->0", "2->2")), emitted);
         assertEquals(List.of("P\taudit\t2\t0\t3\t3\t4\t4", "T\taudit\t2\t3\t3\t2"), lines(sink));
+    }
+
+    /** A source record as Spark's row: the same UnsafeRow each time, as a task's projection reuses it. */
+    private static UnsafeRow row(UnsafeProjection projection, String topic, int partition, long offset, String value,
+                                 Header... headers) {
+        ConsumerRecord<byte[], byte[]> record = new ConsumerRecord<>(topic, partition, offset, 1_700_000_000_123L,
+            TimestampType.CREATE_TIME, 0, value.length(), null, bytes(value), new RecordHeaders(headers),
+            java.util.Optional.empty());
+        return projection.apply(SlotReader.row(record, UTF8String.fromString(topic)));
+    }
+
+    @Test
+    void rowsInSparksInternalFormAreSentAsTheRecordsTheyHold() {
+        MockProducer<byte[], byte[]> producer = producer(true);
+        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of());
+        KafkaMirrorWriter.Columns columns = new KafkaMirrorWriter.Columns(SlotSource.SCHEMA);
+        UnsafeProjection projection = UnsafeProjection.create(SlotSource.SCHEMA);
+        sink.send(row(projection, "orders", 0, 5, "a", new RecordHeader("trace", bytes("t-1"))), columns);
+        sink.send(row(projection, "orders", 1, 7, "b"), columns);
+        sink.send(row(projection, "audit", 1, 3, "c"), columns); // a name of another length in the reused row
+        sink.send(row(projection, "orders", 0, 6, "d"), columns);
+
+        List<String> sent = new ArrayList<>();
+        for (ProducerRecord<byte[], byte[]> record : producer.history()) {
+            sent.add(record.topic() + "/" + record.partition() + " " + new String(record.value(), StandardCharsets.UTF_8)
+                + " @" + record.timestamp());
+        }
+        assertEquals(List.of("source.orders/0 a @1700000000123", "source.orders/1 b @1700000000123",
+            "source.audit/1 c @1700000000123", "source.orders/0 d @1700000000123"), sent);
+        assertEquals(List.of(new RecordHeader("trace", bytes("t-1"))),
+            List.of(producer.history().get(0).headers().toArray()));
+        assertEquals(List.of("P\torders\t0\t5\t6\t1\t2\t2", "P\torders\t1\t7\t7\t0\t1\t1",
+            "P\taudit\t1\t3\t3\t0\t1\t1"), lines(sink).stream().filter(line -> line.startsWith("P")).toList());
     }
 }
