@@ -237,7 +237,9 @@ def _fairness_lines(settings: dict) -> list[str]:
                      f"{mp.get('standby_drivers', 0)}, `replication.mode` {mp.get('replication_mode') or 'auto'}; "
                      f"producer in real-time mode "
                      f"{_pairs(mp.get('producer'))}, in micro-batches {_pairs(mp.get('micro_batch_producer'))} "
-                     f"(compressed datasets: their codec)")
+                     f"(compressed datasets: their codec)"
+                     + (f", consumer in micro-batches {_pairs(mp['micro_batch_consumer'])}"
+                        if mp.get("micro_batch_consumer") else ""))
     for name in ("mm2", "mm2-stock", "raw"):
         entry = settings.get(name)
         if not entry:

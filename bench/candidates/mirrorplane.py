@@ -345,7 +345,7 @@ class Mirrorplane(Candidate):
     def settings(self) -> dict:
         from controlplane.infra import class_archive
         from controlplane.infra import spark as spark_jars
-        from mirrorcore.registry import DEFAULT_BATCH_MAX_RECORDS, producer_defaults
+        from mirrorcore.registry import DEFAULT_BATCH_MAX_RECORDS, consumer_defaults, producer_defaults
 
         archive = class_archive.archive_path(spark_jars.runtime_jars())
         return {"spark_master": os.environ.get("SPARK_MASTER", "local[2]"),
@@ -358,6 +358,7 @@ class Mirrorplane(Candidate):
                 "batch.max.records": DEFAULT_BATCH_MAX_RECORDS,
                 "producer": producer_defaults(micro_batch=False) | dict(self.env.producer),
                 "micro_batch_producer": producer_defaults(micro_batch=True) | dict(self.env.producer),
+                "micro_batch_consumer": consumer_defaults(micro_batch=True),
                 "reconcile_seconds": float(os.environ.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))}
 
 

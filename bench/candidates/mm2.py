@@ -26,7 +26,7 @@ from bench import jvm
 from bench.candidates.base import Candidate, RunSpec
 from bench.cluster import TARGET, EndOffsets, delete_topics
 from controlplane.infra import maven, processes
-from mirrorcore.registry import producer_defaults
+from mirrorcore.registry import consumer_defaults, producer_defaults
 
 ARTIFACTS = (
     f"org.apache.kafka:connect-mirror:{maven.KAFKA_VERSION}",
@@ -92,7 +92,7 @@ def task_producers(configs: list[dict[str, str]]) -> dict[int, dict[str, str]]:
     return tasks
 
 def mm2_properties(source_alias: str, source: str, target_alias: str, target: str, topics: str, tasks: int,
-                   producer: dict[str, str] | None = None) -> str:
+                   producer: dict[str, str] | None = None, consumer: dict[str, str] | None = None) -> str:
     """The dedicated-mode properties file of one flow `source_alias->target_alias`."""
     flow = f"{source_alias}->{target_alias}"
     props: dict[str, str] = {
@@ -108,6 +108,8 @@ def mm2_properties(source_alias: str, source: str, target_alias: str, target: st
     props |= dict.fromkeys(INTERNAL_REPLICATION_FACTORS, "1")
     # The target's producer settings reach the worker producer of every herder writing to it.
     props |= {f"{target_alias}.producer.{key}": value for key, value in (producer or {}).items()}
+    # The source's consumer settings reach the consumers reading from it (the source tasks' among them).
+    props |= {f"{source_alias}.consumer.{key}": value for key, value in (consumer or {}).items()}
     return "".join(javaproperties.join_key_value(key, value, separator=" = ") + "\n" for key, value in props.items())
 
 
@@ -121,6 +123,12 @@ def producer_settings(compression: str, overrides: tuple[tuple[str, str], ...] =
     backlog, its real-time ones for steady traffic), the benchmark's `--producer` settings, the run's
     compression."""
     return producer_defaults(micro_batch=not steady) | dict(overrides) | {"compression.type": compression}
+
+
+def consumer_settings(steady: bool = False) -> dict[str, str]:
+    """The consumer settings Mirrorplane's source connector would add for the run: larger polls for a
+    backlog (micro-batches), none for steady traffic."""
+    return consumer_defaults(micro_batch=not steady)
 
 
 class MirrorMaker2(Candidate):
@@ -173,7 +181,7 @@ class MirrorMaker2(Candidate):
         self.properties = folder / "mm2.properties"
         producer = producer_settings(spec.compression, self.env.producer, spec.steady)
         self.properties.write_text(mm2_properties(spec.alias, self.env.source, TARGET, self.env.target,
-                                                  spec.topic, spec.tasks, producer))
+                                                  spec.topic, spec.tasks, producer, consumer_settings(spec.steady)))
         (folder / "log4j2.properties").write_text(LOG4J2.format(log=folder / "mm2.log"))
         argv = [shutil.which("java") or "java", *options,
                 f"-Dlog4j2.configurationFile={folder / 'log4j2.properties'}",

@@ -22,7 +22,13 @@ from mirrorcore.registry.catalog import (
     DEFAULT_TOPICS_EXCLUDE,
     WORKER_PREFIXES,
 )
-from mirrorcore.registry.clients import MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS, producer_defaults
+from mirrorcore.registry.clients import (
+    MICRO_BATCH_CONSUMER_DEFAULTS,
+    MICRO_BATCH_PRODUCER_DEFAULTS,
+    PRODUCER_DEFAULTS,
+    consumer_defaults,
+    producer_defaults,
+)
 from mirrorcore.registry.model import (
     CONNECTOR_KINDS,
     OWNERS,
@@ -35,11 +41,11 @@ from mirrorcore.registry.model import (
 
 __all__ = [
     "CONNECTOR_KINDS", "DEFAULT_BATCH_MAX_RECORDS", "DEFAULT_CONFIG_PROPERTIES_EXCLUDE", "DEFAULT_GROUPS_EXCLUDE",
-    "DEFAULT_TOPICS_EXCLUDE", "MICRO_BATCH_PRODUCER_DEFAULTS", "OWNERS", "PRODUCER_DEFAULTS", "PROPERTIES",
-    "WORKER_PREFIXES", "ConnectorKind", "Owner", "Property", "PropertyType", "Validator", "connector_kinds_of",
-    "defaults_for", "find", "get", "get_bool", "get_float", "get_int", "get_str", "get_valid_float",
-    "invalid_properties", "is_worker_setting", "owner_of", "parse_bool", "producer_defaults", "source_held", "value",
-    "worker_settings",
+    "DEFAULT_TOPICS_EXCLUDE", "MICRO_BATCH_CONSUMER_DEFAULTS", "MICRO_BATCH_PRODUCER_DEFAULTS", "OWNERS",
+    "PRODUCER_DEFAULTS", "PROPERTIES", "WORKER_PREFIXES", "ConnectorKind", "Owner", "Property", "PropertyType",
+    "Validator", "connector_kinds_of", "consumer_defaults", "defaults_for", "find", "get", "get_bool", "get_float",
+    "get_int", "get_str", "get_valid_float", "invalid_properties", "is_worker_setting", "owner_of", "parse_bool",
+    "producer_defaults", "source_held", "value", "worker_settings",
 ]
 
 Config = Mapping[str, object]

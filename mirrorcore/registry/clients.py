@@ -27,3 +27,18 @@ MICRO_BATCH_PRODUCER_DEFAULTS: dict[str, str] = {
 def producer_defaults(micro_batch: bool) -> dict[str, str]:
     """The source connector's record producer before `producer.override.*`: in micro-batches or not."""
     return PRODUCER_DEFAULTS | (MICRO_BATCH_PRODUCER_DEFAULTS if micro_batch else {})
+
+
+# Over the consumer's own defaults while the source connector copies a backlog in micro-batches: a
+# task's poll returned 500 records at most, so at 100,000 records/s each task polled 200 times a second,
+# and each poll pays for its metadata, coordinator and network checks. With 10,000, on 2,000,000 x 512 B
+# (Mirrorplane alone, 4 runs each way, in turn) the median steady-state rate went from 112,900 to 123,400
+# records/s and the CPU per run from 42.2 to 39.9 s. Real-time mode keeps the consumer's defaults.
+MICRO_BATCH_CONSUMER_DEFAULTS: dict[str, str] = {
+    "max.poll.records": "10000",
+}
+
+
+def consumer_defaults(micro_batch: bool) -> dict[str, str]:
+    """The source connector's record consumer settings before `consumer.*`: in micro-batches or not."""
+    return dict(MICRO_BATCH_CONSUMER_DEFAULTS) if micro_batch else {}

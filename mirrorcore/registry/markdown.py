@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from mirrorcore.registry.catalog import CATALOG, WORKER_PREFIXES
-from mirrorcore.registry.clients import MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS
+from mirrorcore.registry.clients import (
+    MICRO_BATCH_CONSUMER_DEFAULTS,
+    MICRO_BATCH_PRODUCER_DEFAULTS,
+    PRODUCER_DEFAULTS,
+)
 from mirrorcore.registry.model import Owner, Property
 
 COMMAND = "python -m mirrorcore.registry --markdown > docs/properties.md"
@@ -89,9 +93,11 @@ def markdown() -> str:
         lines += [f"## {title}", "", intro, "", *_table(p for p in CATALOG if p.owner == owner), ""]
     producer = ", ".join(f"`{key}={value}`" for key, value in PRODUCER_DEFAULTS.items())
     backlog = ", ".join(f"`{key}={value}`" for key, value in MICRO_BATCH_PRODUCER_DEFAULTS.items())
+    polls = ", ".join(f"`{key}={value}`" for key, value in MICRO_BATCH_CONSUMER_DEFAULTS.items())
     lines += ["## Client overrides", "",
               "`producer.override.*`, `consumer.*` and `admin.*` pass Kafka client properties to the connectors' "
               "clients, within the override policy. The source connector's record producer starts from "
-              f"{producer}; in micro-batches (a backlog) it batches more, with {backlog}. "
-              "`producer.override.*` wins over these.", ""]
+              f"{producer}; in micro-batches (a backlog) it batches more, with {backlog}, and its consumer "
+              f"reads more per poll, with {polls} (the consumer's own defaults in real-time mode). "
+              "`producer.override.*` and `consumer.*` win over these.", ""]
     return "\n".join(lines)

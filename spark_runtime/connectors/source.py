@@ -12,7 +12,7 @@ from typing import Any
 from mirrorcore import adoption, resume
 from mirrorcore.admin import KafkaAdmin
 from mirrorcore.config import MirrorConfig
-from mirrorcore.registry import producer_defaults
+from mirrorcore.registry import consumer_defaults, producer_defaults
 from spark_runtime import checkpoint_store, micro_batch, real_time, replication_mode, source_reader, spark_query
 from spark_runtime.connectors.base import Connector
 from spark_runtime.connectors.source_modes import MODE_CHECK_SECONDS, ReplicationModes
@@ -198,7 +198,7 @@ class SourceConnector(ReplicationModes, Connector):
         mode = mode or self._decide_mode(self._backlog(self._start_positions()))
         real_time_slots = mode.mode == replication_mode.REAL_TIME and self.consumer_per_task_slot
         micro_batches = mode.mode == replication_mode.MICRO_BATCH
-        reader = source_reader.reader(self.spark, sorted(self.topics), starting, self.consumer_options(),
+        reader = source_reader.reader(self.spark, sorted(self.topics), starting, self.consumer_options(mode.mode),
                                       slots=self.task_slots() if real_time_slots else None,
                                       max_records=self.settings.get_int("batch.max.records") if micro_batches else None)
         jvm = self.spark.sparkContext._jvm
@@ -295,9 +295,10 @@ class SourceConnector(ReplicationModes, Connector):
             ends = again
         return ends
 
-    def consumer_options(self) -> dict[str, str]:
-        """Spark Kafka source options: the source connection plus `consumer.*` overrides."""
-        consumer = self.config.source.java_properties() | self.settings.prefixed("consumer.")
+    def consumer_options(self, mode: str = replication_mode.REAL_TIME) -> dict[str, str]:
+        """The sources' options: the source connection, larger polls for micro-batches, then `consumer.*`."""
+        defaults = consumer_defaults(micro_batch=mode == replication_mode.MICRO_BATCH)
+        consumer = self.config.source.java_properties() | defaults | self.settings.prefixed("consumer.")
         return source_reader.kafka_options(consumer)
 
     def producer_config(self, mode: str = replication_mode.REAL_TIME) -> dict[str, str]:

@@ -3,7 +3,7 @@
 import dataclasses
 
 from mirrorcore.config import MirrorConfig
-from mirrorcore.registry import MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS
+from mirrorcore.registry import MICRO_BATCH_CONSUMER_DEFAULTS, MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS
 from spark_runtime import replication_mode
 from spark_runtime.connectors.source import SourceConnector
 
@@ -76,6 +76,15 @@ def test_consumer_options_carry_source_credentials_and_overrides_but_not_spark_m
     assert options["kafka.fetch.max.bytes"] == "1048576"
     assert "ScramLoginModule" in options["kafka.sasl.jaas.config"]
     assert "kafka.group.id" not in options and "kafka.auto.offset.reset" not in options
+
+
+def test_micro_batches_poll_more_records_unless_the_consumer_overrides_say_otherwise():
+    source = connector({})
+    assert "kafka.max.poll.records" not in source.consumer_options(replication_mode.REAL_TIME)
+    assert source.consumer_options(replication_mode.MICRO_BATCH)["kafka.max.poll.records"] == \
+        MICRO_BATCH_CONSUMER_DEFAULTS["max.poll.records"]
+    overridden = connector({"consumer.max.poll.records": "750"})
+    assert overridden.consumer_options(replication_mode.MICRO_BATCH)["kafka.max.poll.records"] == "750"
 
 
 def test_legacy_policy_turns_config_and_acl_sync_off():
