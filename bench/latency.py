@@ -16,7 +16,9 @@ its client hands it over: it takes what the client has already fetched without w
 for a single record only when nothing is queued, so a record is never held back by a wait for others.
 A record handed over by a non-waiting call arrived at the earliest when the previous call returned:
 the time between the two calls is the reader's resolution for it, reported as its median, p99 and
-maximum (`reader_resolution_us`).
+maximum (`reader_resolution_us`). A record of the slowest 1% handed over after such a gap of at least
+`READER_PAUSE_MS` waited, in part, for the reader rather than the mirror: the tail counts them
+(`after_reader_pause`), so a tail of the harness's own making is told from the candidate's.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ TICK_SECONDS = 0.005
 CHECK_SECONDS = 0.25
 READER_BATCH = 500
 READER_WAIT_SECONDS = 0.05
+READER_PAUSE_MS = 20.0  # a reader's gap this long with records queued: the reader was held up, not the mirror
 
 
 def resolve_rate(level: str, max_rate: float | None) -> int | None:
@@ -95,27 +98,36 @@ def resolution_summary(gaps_us: Sequence[float], queued_share: float) -> dict:
 
 
 def tail_summary(stamps_ms: Sequence[float], latencies_ms: Sequence[float], partitions: Sequence[int],
-                 worst: int = 5) -> dict:
+                 reader_gaps_ms: Sequence[float] = (), worst: int = 5) -> dict:
     """Where the slowest 1% of records came from: how many distinct seconds (of their timestamps) and
     partitions they fall in, and the seconds holding most of them. A tail in a few seconds across all
     partitions is a pause of the whole pipeline; one spread over time is per-record noise. `start_ms`
     (epoch milliseconds of the first record's timestamp, where second 0 begins) lines the seconds up
-    with other clocks: GC logs, flight recordings."""
+    with other clocks: GC logs, flight recordings. `reader_gaps_ms`, per record: the reader's gap
+    before the call that handed it over when records were queued (0 when that call woke a wait);
+    `after_reader_pause` counts the slowest records handed over after a gap of `READER_PAUSE_MS` or
+    more, and `reader_pause_max_ms` is the longest such gap."""
     if not latencies_ms:
-        return {"records": 0, "seconds": 0, "partitions": 0, "worst_seconds": []}
+        return {"records": 0, "seconds": 0, "partitions": 0, "worst_seconds": [], "after_reader_pause": 0,
+                "reader_pause_max_ms": None}
     threshold = percentile(latencies_ms, 99)
     start = min(stamps_ms)
+    gaps = reader_gaps_ms or [0.0] * len(latencies_ms)
     by_second: dict[int, list[float]] = {}
     slow_partitions = set()
-    for stamp, latency, partition in zip(stamps_ms, latencies_ms, partitions, strict=True):
+    paused, longest = 0, 0.0
+    for stamp, latency, partition, gap in zip(stamps_ms, latencies_ms, partitions, gaps, strict=True):
         if latency >= threshold:
             by_second.setdefault(int((stamp - start) // 1000), []).append(latency)
             slow_partitions.add(partition)
+            if gap >= READER_PAUSE_MS:
+                paused, longest = paused + 1, max(longest, gap)
     ranked = sorted(by_second.items(), key=lambda item: -len(item[1]))[:worst]
     return {"records": sum(len(v) for v in by_second.values()), "seconds": len(by_second), "start_ms": start,
             "partitions": len(slow_partitions),
             "worst_seconds": [{"second": second, "records": len(values), "max_ms": round(max(values), 1)}
-                              for second, values in ranked]}
+                              for second, values in ranked],
+            "after_reader_pause": paused, "reader_pause_max_ms": round(longest, 1) if paused else None}
 
 
 class ReaderState:
@@ -130,7 +142,7 @@ class ReaderState:
 
 def read_target(bootstrap: str, topic: str, state: ReaderState, results: Connection) -> None:
     """The reader process: latencies of measured records until `state.stopping`; sends a summary."""
-    latencies, gaps, stamps, partitions = array("d"), array("d"), array("d"), array("i")
+    latencies, gaps, stamps, partitions, record_gaps = array("d"), array("d"), array("d"), array("i"), array("d")
     queued_records = 0
     error = None
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-latency",
@@ -145,18 +157,21 @@ def read_target(bootstrap: str, topic: str, state: ReaderState, results: Connect
                 message = consumer.poll(READER_WAIT_SECONDS)
                 messages = [message] if message is not None else []
             arrived, now = time.time() * 1000, time.perf_counter()
+            gap_ms = 0.0
             if messages and not waited:
                 gaps.append((now - previous) * 1e6)
                 queued_records += len(messages)
+                gap_ms = (now - previous) * 1000
             previous = now
-            _account(messages, arrived, latencies, state, stamps, partitions)
+            _account(messages, arrived, latencies, state, stamps, partitions, record_gaps, gap_ms)
     except Exception as failure:  # noqa: BLE001 - reported with the result
         error = f"{type(failure).__name__}: {failure}"
     finally:
         consumer.close()
     share = queued_records / len(latencies) if latencies else 0.0
     results.send({"latencies": latency_summary(latencies, 0), "resolution": resolution_summary(gaps, share),
-                  "tail": tail_summary(stamps, latencies, partitions), "received": len(latencies), "error": error})
+                  "tail": tail_summary(stamps, latencies, partitions, record_gaps), "received": len(latencies),
+                  "error": error})
     results.close()
 
 
@@ -170,7 +185,7 @@ def _assign_when_present(consumer: Consumer, topic: str, state: ReaderState) -> 
 
 
 def _account(messages: list, arrived_ms: float, latencies: array, state: ReaderState, stamps: array,
-             partitions: array) -> None:
+             partitions: array, record_gaps: array, gap_ms: float) -> None:
     warm = measured = 0
     for message in messages:
         if message.error():
@@ -180,6 +195,7 @@ def _account(messages: list, arrived_ms: float, latencies: array, state: ReaderS
             latencies.append(arrived_ms - stamp)
             stamps.append(stamp)
             partitions.append(message.partition())
+            record_gaps.append(gap_ms)
             measured += 1
         else:
             warm += 1

@@ -183,8 +183,12 @@ def _search_lines(search: list[dict], best: int | None) -> list[str]:
 
 def _tail(tail: dict) -> str:
     worst = (tail.get("worst_seconds") or [{}])[0]
+    paused = tail.get("after_reader_pause")
+    reader = (f"; {paused:,} handed over after a reader pause of up to {_number(tail.get('reader_pause_max_ms'))} ms"
+              if paused else "; none after a reader pause" if paused == 0 else "")
     return (f"{tail['records']:,} records in {tail['seconds']} s over {tail['partitions']} partitions "
-            f"(second {worst.get('second')}: {worst.get('records', 0):,}, max {_number(worst.get('max_ms'))} ms)")
+            f"(second {worst.get('second')}: {worst.get('records', 0):,}, "
+            f"max {_number(worst.get('max_ms'))} ms{reader})")
 
 
 def _latency_lines(table: dict, settings: dict) -> list[str]:
@@ -208,7 +212,9 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
              for candidate, levels in table.items() for level, e in levels.items() if e.get("tails")]
     if tails:
         lines += ["", "Where the slowest 1% of records fell, per run (distinct seconds of their timestamps, "
-                      "partitions, and the second holding most of them):", ""] + [f"- {line}" for line in tails]
+                      "partitions, the second holding most of them, and how many the reader handed over after a "
+                      "pause of its own of 20 ms or more with records queued, which it then added to their "
+                      "latency):", ""] + [f"- {line}" for line in tails]
     maxima = settings.get("latency_max_rates") or {}
     if maxima:
         lines += ["", "Maximum sustainable rates for the percentage levels: " + "; ".join(

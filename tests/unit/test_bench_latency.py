@@ -58,15 +58,15 @@ def test_each_record_is_timed_with_the_time_it_was_handed_over():
     from array import array
 
     state = ReaderState(multiprocessing.get_context("spawn"))
-    latencies, stamps, partitions = array("d"), array("d"), array("i")
+    latencies, stamps, partitions, gaps = array("d"), array("d"), array("i"), array("d")
     _account([_Message(b"w1", 900), _Message(b"m1", 950), _Message(b"m2", 990), _Message(b"m3", 0, error="x")],
-             1000.0, latencies, state, stamps, partitions)
+             1000.0, latencies, state, stamps, partitions, gaps, 25.0)
     assert list(latencies) == [50.0, 10.0]
-    assert (list(stamps), list(partitions)) == ([950.0, 990.0], [0, 0])
+    assert (list(stamps), list(partitions), list(gaps)) == ([950.0, 990.0], [0, 0], [25.0, 25.0])
     assert (state.warm.value, state.measured.value) == (1, 2)
     first = state.first_arrival.value
     assert first > 0
-    _account([], 2000.0, latencies, state, stamps, partitions)
+    _account([], 2000.0, latencies, state, stamps, partitions, gaps, 0.0)
     assert state.first_arrival.value == first
 
 
@@ -96,7 +96,20 @@ def test_tail_summary_tells_a_pause_from_noise():
     tail = tail_summary(stamps, latencies, [i % 4 for i in range(1000)])
     assert (tail["records"], tail["seconds"], tail["partitions"], tail["start_ms"]) == (10, 1, 4, 0.0)
     assert tail["worst_seconds"][0] == {"second": 3, "records": 10, "max_ms": 200.0}
+    assert tail["after_reader_pause"] == 0
     assert tail_summary([], [], [])["records"] == 0
+
+
+def test_tail_summary_counts_the_slowest_records_the_reader_held_back():
+    stamps = [float(i * 10) for i in range(1000)]
+    latencies = [5.0] * 1000
+    gaps = [0.0] * 1000
+    for i in range(500, 506):  # the reader stalled 120 ms with these six queued
+        latencies[i], gaps[i] = 130.0, 120.0
+    for i in range(700, 704):  # slow on their own: the reader took them 2 ms after its previous call
+        latencies[i], gaps[i] = 140.0, 2.0
+    tail = tail_summary(stamps, latencies, [0] * 1000, gaps)
+    assert (tail["records"], tail["after_reader_pause"], tail["reader_pause_max_ms"]) == (10, 6, 120.0)
 
 
 @pytest.mark.parametrize(("replication_mode", "settled"), [
