@@ -257,7 +257,16 @@ def _fairness_lines(settings: dict) -> list[str]:
             keys = ("acks", "enable.idempotence", "max.in.flight.requests.per.connection", "linger.ms", "batch.size",
                     "compression.type", "buffer.memory", "max.request.size")
             lines.append(f"  - producer in effect (from its log): {_pairs({k: effective.get(k) for k in keys})}")
+        consumers = entry.get("effective_consumers") or {}
+        for traffic, title in (("backlog", "for a backlog"), ("steady", "under steady traffic")):
+            if consumers.get(traffic):
+                lines.append(f"  - consumer in effect {title} (from its log): "
+                             f"{_pairs({k: consumers[traffic].get(k) for k in CONSUMER_KEYS})}")
     return lines
+
+
+CONSUMER_KEYS = ("max.poll.records", "fetch.min.bytes", "fetch.max.wait.ms", "fetch.max.bytes",
+                 "max.partition.fetch.bytes")
 
 
 def _pairs(values: dict | None) -> str:

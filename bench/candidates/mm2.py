@@ -9,7 +9,8 @@ sharing (see bench/jvm.py); `mm2-stock` with the options of `connect-mirror-make
 
 The worker logs every client's configuration at start: the record producers' (client.id
 `connector-producer-MirrorSourceConnector-<task>`) give the producer settings in effect and how many
-source tasks really ran.
+source tasks really ran, the source tasks' consumers (client.id ending
+`MirrorSourceConnector-<task>|replication-consumer`) the consumer settings in effect.
 """
 
 from __future__ import annotations
@@ -59,7 +60,10 @@ logger.config.name = org.apache.kafka.common.config.AbstractConfig
 logger.config.level = info
 """
 TASK_PRODUCER = re.compile(r"MirrorSourceConnector-(\d+)$")
+TASK_CONSUMER = re.compile(r"MirrorSourceConnector-(\d+)\|replication-consumer$")
 # The producer settings shown per run; the whole dump of the first task producer goes to the settings.
+KEY_CONSUMER_SETTINGS = ("max.poll.records", "fetch.min.bytes", "fetch.max.wait.ms", "fetch.max.bytes",
+                         "max.partition.fetch.bytes", "receive.buffer.bytes")
 KEY_PRODUCER_SETTINGS = ("acks", "enable.idempotence", "max.in.flight.requests.per.connection", "linger.ms",
                          "batch.size", "compression.type", "buffer.memory", "max.request.size", "send.buffer.bytes")
 TRAINING_TIMEOUT_SECONDS = 180.0
@@ -67,10 +71,20 @@ TRAINING_TIMEOUT_SECONDS = 180.0
 
 def producer_configs(log: str) -> list[dict[str, str]]:
     """Every `ProducerConfig values:` dump of a log, in order: one `key = value` per tab-indented line."""
+    return client_configs(log, "ProducerConfig")
+
+
+def consumer_configs(log: str) -> list[dict[str, str]]:
+    """Every `ConsumerConfig values:` dump of a log, in order."""
+    return client_configs(log, "ConsumerConfig")
+
+
+def client_configs(log: str, kind: str) -> list[dict[str, str]]:
+    """Every `<kind> values:` dump of a log, in order: one `key = value` per tab-indented line."""
     configs: list[dict[str, str]] = []
     current: dict[str, str] | None = None
     for line in log.splitlines():
-        if "ProducerConfig values:" in line:
+        if f"{kind} values:" in line:
             current = {}
             configs.append(current)
         elif current is not None and line.startswith("\t"):
@@ -84,9 +98,18 @@ def producer_configs(log: str) -> list[dict[str, str]]:
 
 def task_producers(configs: list[dict[str, str]]) -> dict[int, dict[str, str]]:
     """The record producers of MirrorSourceConnector tasks, by task number (the last dump of each)."""
+    return task_clients(configs, TASK_PRODUCER)
+
+
+def task_consumers(configs: list[dict[str, str]]) -> dict[int, dict[str, str]]:
+    """The record consumers of MirrorSourceConnector tasks, by task number (the last dump of each)."""
+    return task_clients(configs, TASK_CONSUMER)
+
+
+def task_clients(configs: list[dict[str, str]], client_id: re.Pattern[str]) -> dict[int, dict[str, str]]:
     tasks = {}
     for config in configs:
-        match = TASK_PRODUCER.search(config.get("client.id", ""))
+        match = client_id.search(config.get("client.id", ""))
         if match:
             tasks[int(match.group(1))] = config
     return tasks
@@ -144,6 +167,8 @@ class MirrorMaker2(Candidate):
         self.jvm_options: list[str] = list(JVM_OPTIONS)
         self.archive: Path | None = None
         self.effective_producer: dict[str, str] | None = None
+        self.effective_consumers: dict[str, dict[str, str]] = {}  # "backlog" / "steady": the last run's of each
+        self.steady = False
 
     def setup(self) -> None:
         self.classpath = ":".join(str(jar) for jar in jars())
@@ -172,7 +197,7 @@ class MirrorMaker2(Candidate):
             delete_topics(self.env.target, f"{spec.alias}.")
 
     def start(self, spec: RunSpec) -> None:
-        self.effective_producer = None
+        self.effective_producer, self.steady = None, spec.steady
         self._launch(spec, self.jvm_options)
 
     def _launch(self, spec: RunSpec, options: list[str]) -> None:
@@ -192,10 +217,15 @@ class MirrorMaker2(Candidate):
         log = self.properties.parent / "mm2.log" if self.properties else None
         text = log.read_text(errors="replace") if log and log.exists() else ""
         producers = task_producers(producer_configs(text))
+        consumers = task_consumers(consumer_configs(text))
         first = producers[min(producers)] if producers else {}
+        first_consumer = consumers[min(consumers)] if consumers else {}
         self.effective_producer = first or self.effective_producer
+        if first_consumer:
+            self.effective_consumers["steady" if self.steady else "backlog"] = first_consumer
         return {"effective_tasks": len(producers) or None,
-                "producer": {key: first[key] for key in KEY_PRODUCER_SETTINGS if key in first}}
+                "producer": {key: first[key] for key in KEY_PRODUCER_SETTINGS if key in first},
+                "consumer": {key: first_consumer[key] for key in KEY_CONSUMER_SETTINGS if key in first_consumer}}
 
     def process_groups(self) -> list[int]:
         return [self.process.pid] if self.process else []
@@ -217,7 +247,9 @@ class MirrorMaker2(Candidate):
                 "jvm": " ".join(self.jvm_options), "class_archive": str(self.archive) if self.archive else None,
                 "producer": producer_settings("none", self.env.producer),  # compressed datasets: their codec
                 "effective_producer": dict(sorted(self.effective_producer.items())) if self.effective_producer
-                else None}
+                else None,
+                "effective_consumers": {traffic: dict(sorted(config.items()))
+                                        for traffic, config in sorted(self.effective_consumers.items())}}
 
 
 class StockMirrorMaker2(MirrorMaker2):

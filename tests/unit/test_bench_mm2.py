@@ -80,6 +80,11 @@ LOG = """[2030-01-01 10:00:00,001] INFO Kafka MirrorMaker initializing ... (org.
 \tclient.id = connector-producer-MirrorSourceConnector-1
 \tlinger.ms = 5
  (org.apache.kafka.common.config.AbstractConfig)
+[2030-01-01 10:00:03,006] INFO ConsumerConfig values:
+\tclient.id = a->west|MirrorSourceConnector-0|replication-consumer
+\tmax.poll.records = 10000
+\tfetch.min.bytes = 1
+ (org.apache.kafka.common.config.AbstractConfig)
 [2030-01-01 10:00:04,006] WARN something else (org.apache.kafka.connect.runtime.Worker)
 """
 
@@ -104,6 +109,17 @@ def test_task_producers_give_the_effective_task_count():
     assert sorted(tasks) == [0, 1]
     assert tasks[0]["linger.ms"] == "5"
     assert task_producers(producer_configs("no dumps here")) == {}
+
+
+def test_task_consumers_give_the_consumer_settings_in_effect():
+    from bench.candidates.mm2 import consumer_configs, task_consumers
+
+    configs = consumer_configs(LOG)
+    assert [c["client.id"] for c in configs] == ["consumer-mm1t2-1",
+                                                 "a->west|MirrorSourceConnector-0|replication-consumer"]
+    tasks = task_consumers(configs)
+    assert sorted(tasks) == [0]
+    assert tasks[0]["max.poll.records"] == "10000"
 
 
 def test_the_runs_compression_goes_to_mm2s_producer():
