@@ -6,7 +6,8 @@ up yet (from Redis); 7d and 30d read the MetricHour rows plus the minutes not co
 per hour (rollup.merge). All become one shape (rollup.summarize: a raw point is a minute of one point),
 then each graph picks its traces, downsampled to at most `MAX_POINTS` points (mean for latency and
 rates, max for lag, reprocess and task counts), with a null where recording paused so that plotly
-breaks the line. A graph without data says why in `empty`, in one sentence.
+breaks the line. A graph without data says why in `empty`, in one sentence. `scale` is `log` when the
+points span too much for a linear axis (`y_scale`), else `linear`.
 
 Lag: a `total` trace (records: the sum over partitions; seconds: the oldest waiting record, or the
 heartbeat latency when idle) and the `TOP_N` topics with the most lag in the range; lag 0 is data. With a
@@ -42,6 +43,7 @@ STEP_SECONDS = {"raw": 1, "1m": 60, "1h": 3600}  # downsampling buckets are mult
 MAX_POINTS = 300
 TOP_N = 8
 MAX_PARTITIONS = rollup.MAX_PARTITIONS
+LOG_SCALE_SPREAD = 20  # a graph whose largest point is this many times its median is drawn on a log axis
 MIN_GAP_SECONDS = {"raw": 10.0, "1m": 180.0, "1h": 3 * 3600.0}  # a longer silence between points is a break
 
 Point = tuple[float, float | None]
@@ -214,9 +216,19 @@ def _mean(values: list[float]) -> float:
 def _render(title: str, unit: str, traces: list[Trace], combine: Callable[[list[float]], float], since: float,
             until: float, resolution: str, why: Callable[[], str]) -> dict:
     shaped = [_shape(trace, combine, since, until, resolution) for trace in traces]
-    if not any(y is not None for trace in shaped for y in trace["y"]):
-        return {"title": title, "unit": unit, "traces": [], "empty": why()}
-    return {"title": title, "unit": unit, "traces": shaped, "empty": None}
+    values = [y for trace in shaped for y in trace["y"] if y is not None]
+    if not values:
+        return {"title": title, "unit": unit, "traces": [], "empty": why(), "scale": "linear"}
+    return {"title": title, "unit": unit, "traces": shaped, "empty": None, "scale": y_scale(values)}
+
+
+def y_scale(values: list[float]) -> str:
+    """`log` when every point is above zero and the largest is `LOG_SCALE_SPREAD` times their median or more,
+    else `linear`. A new mirror's first heartbeats take seconds; on a linear axis they flatten the steady
+    10 ms line that follows into the bottom row of pixels, on a log axis both read."""
+    if not values or min(values) <= 0:
+        return "linear"
+    return "log" if max(values) >= LOG_SCALE_SPREAD * statistics.median(values) else "linear"
 
 
 def _shape(trace: Trace, combine: Callable[[list[float]], float], since: float, until: float,

@@ -100,6 +100,10 @@ def test_operator_session_in_the_browser(browse, live_server, api, make_user, de
         assert mode.get_attribute("title"), "the card says why the source runs in that mode"
         wait_for(lambda: all(points(page, g) > 0 for g in GRAPHS), 90,
                  "every graph has points: " + ", ".join(f"{g}={points(page, g)}" for g in GRAPHS), poll=1)
+        for graph in GRAPHS:  # each plot's axis is the one the graphs API chose
+            scale = page.locator(f"#graph-{graph}").get_attribute("data-scale")
+            axis = page.evaluate("g => document.querySelector(`#graph-${g} .plot`)._fullLayout.yaxis.type", graph)
+            assert (scale, axis) in {("linear", "linear"), ("log", "log")}, (graph, scale, axis)
 
         # Pause the source connector: the card shows PAUSED within 5 s, and Kafka confirms the pause.
         card = page.locator("#connector-source")

@@ -68,10 +68,32 @@ def test_the_document_has_every_graph_with_title_unit_and_traces(fake, mirror):
                                    "throughput_bytes", "checkpoint", "tasks"]
     heartbeat = doc["graphs"]["heartbeat"]
     assert heartbeat == {"title": "Heartbeat latency: emission to arrival on west", "unit": "ms",
-                         "traces": [{"name": "east->west", "x": [NOW - 5], "y": [12]}], "empty": None}
+                         "traces": [{"name": "east->west", "x": [NOW - 5], "y": [12]}], "empty": None,
+                         "scale": "linear"}
     assert doc["graphs"]["checkpoint"]["title"] == "Checkpoint progress: records behind per group"
     for graph in doc["graphs"].values():
-        assert set(graph) == {"title", "unit", "traces", "empty"}
+        assert set(graph) == {"title", "unit", "traces", "empty", "scale"}
+
+
+def test_a_new_mirrors_slow_first_heartbeats_put_the_graph_on_a_log_axis(fake, mirror):
+    running(fake, mirror)
+    for i, latency in enumerate([6000, 2500, 900] + [11, 10, 12] * 30):
+        add(fake, "heartbeat", {"flow": "east->west", "latency_ms": latency}, NOW - 300 + i)
+    assert get(mirror, "15m")["graphs"]["heartbeat"]["scale"] == "log"
+    later = NOW + 300  # 15 minutes on, the start-up points are out of the range
+    for i in range(60):
+        add(fake, "heartbeat", {"flow": "east->west", "latency_ms": 10 + i % 5}, later - 60 + i)
+    assert graphs.mirror_graphs(mirror, "15m", None, now=later + 620)["graphs"]["heartbeat"]["scale"] == "linear"
+
+
+@pytest.mark.parametrize(("values", "scale"), [
+    ([10, 11, 12, 9, 250], "log"),  # 25 times the median
+    ([10, 11, 12, 9, 150], "linear"),
+    ([0, 10, 5000], "linear"),  # a zero has no place on a log axis
+    ([], "linear"),
+])
+def test_a_log_axis_only_for_positive_points_spread_over_more_than_twenty_times_their_median(values, scale):
+    assert graphs.y_scale(values) == scale
 
 
 def test_an_hour_of_heartbeats_is_downsampled_to_at_most_300_points_by_mean(fake, mirror):

@@ -153,6 +153,7 @@
     const why = box.querySelector(".why");
     const points = g.traces.reduce(function (sum, t) { return sum + t.y.filter(function (y) { return y !== null; }).length; }, 0);
     box.dataset.points = String(points);
+    box.dataset.scale = g.scale || "linear";
     if (g.title) box.querySelector("h3").textContent = g.title + (g.unit ? " (" + g.unit + ")" : "");
     if (!points) {
       why.textContent = g.empty || "No data in this range yet.";
@@ -169,7 +170,10 @@
     Plotly.react(plot, traces, {
       margin: {l: 55, r: 10, t: traces.length > 1 ? 28 : 5, b: 40}, showlegend: traces.length > 1,
       legend: {orientation: "h", x: 0, y: 1.02, yanchor: "bottom", font: {size: 11}},
-      yaxis: {rangemode: "tozero", title: {text: g.unit || ""}}, xaxis: {type: "date"},
+      // a log axis when the points span too much for a linear one (see the graphs API's `scale`)
+      yaxis: g.scale === "log" ? {type: "log", title: {text: (g.unit || "") + " (log scale)"}}
+        : {rangemode: "tozero", title: {text: g.unit || ""}},
+      xaxis: {type: "date"},
       paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)"
     }, {displayModeBar: false, responsive: true});
   }
