@@ -27,7 +27,7 @@ import multiprocessing
 import os
 import time
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -323,12 +323,17 @@ class SteadyWait:
 
 def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, seconds: float, key_bytes: int,
             record_bytes: int, say: Callable[[str], None] = print,
-            steady_seconds: float = WARMUP_STEADY_SECONDS) -> dict:
+            steady_seconds: float = WARMUP_STEADY_SECONDS, control_plane: Sequence[int] = ()) -> dict:
+    """One latency run; `control_plane`: the process groups of the candidate's control plane (Mirrorplane's web
+    app and Celery worker), whose CPU in the measured seconds is reported beside the candidate's own."""
     create_topic(env.source, spec.topic, spec.partitions)
     candidate.prepare(spec)
     reader = TargetReader(*candidate.reader_endpoint(spec))
     producer = RateProducer(env.source, spec.topic, spec.partitions, rate, key_bytes, record_bytes)
-    sampler = ResourceSampler({"candidate": candidate.process_groups})
+    groups: dict[str, Callable[[], Iterable[int]]] = {"candidate": candidate.process_groups}
+    if control_plane:
+        groups["control_plane"] = lambda: list(control_plane)
+    sampler = ResourceSampler(groups, services=("control_plane",))  # its worker reaps the Spark applications
     result: dict = {"candidate": candidate.name, "tasks": spec.tasks, "rate": rate, "seconds": seconds,
                     "label": spec.label, "remote_topic": spec.remote_topic, "error": None}
     expected = 0
@@ -351,10 +356,14 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
         result["warmup_records"] = warm
         say(f"  {candidate.title}: replicating steadily after {warm_seconds:.0f} s; measuring {seconds:g} s "
             f"at {rate:,} records/s")
-        before, machine_before = sampler.snapshot()["candidate"], machine_cpu()
+        usage_before, machine_before = sampler.snapshot(), machine_cpu()
         expected, measured_seconds = producer.run(b"m", lambda sent, elapsed: elapsed >= seconds)
         result["achieved_rate"] = round(expected / measured_seconds, 1) if measured_seconds else None
-        after = sampler.snapshot()["candidate"]
+        usage_after = sampler.snapshot()
+        before, after = usage_before["candidate"], usage_after["candidate"]
+        if control_plane:
+            result["control_plane_cpu_seconds_measured"] = round(
+                usage_after["control_plane"]["cpu_seconds"] - usage_before["control_plane"]["cpu_seconds"], 2)
         # Everything on the machine: the candidate, the brokers, this producer and the reader.
         result["machine_busy_pct"] = busy_share(machine_before, machine_cpu())
         deadline = time.monotonic() + DRAIN_SECONDS

@@ -215,6 +215,12 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
                       "partitions, the second holding most of them, and how many the reader handed over after a "
                       "pause of its own of 20 ms or more with records queued, which it then added to their "
                       "latency):", ""] + [f"- {line}" for line in tails]
+    control = [f"{_level(level, e)} {_range(e, 'control_plane_cpu_seconds_measured', 1)}"
+               for level, e in table.get("mirrorplane", {}).items() if e.get("control_plane_cpu_seconds_measured")]
+    if control:
+        lines += ["", "CPU s is the mirror's own processes. Mirrorplane's web app and Celery worker (its control "
+                      "plane, reconciling every few seconds) used besides, per measured run: " + "; ".join(control)
+                  + " CPU s. MM2 runs without a process of that kind."]
     maxima = settings.get("latency_max_rates") or {}
     if maxima:
         lines += ["", "Maximum sustainable rates for the percentage levels: " + "; ".join(

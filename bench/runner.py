@@ -279,7 +279,7 @@ class Benchmark:
         say(f"latency {repetition}/{o.latency_repetitions} of {candidate.title} at {level} = {rate:,} records/s for "
             f"{o.latency_seconds:g} s (tasks.max {tasks})")
         result = measure(candidate, spec, self._env(), rate, o.latency_seconds, o.key_bytes, o.record_bytes, say,
-                         steady_seconds=o.latency_steady_seconds)
+                         steady_seconds=o.latency_steady_seconds, control_plane=candidate.control_plane_groups())
         result |= base
         say(f"  p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms, p99 {result['p99_ms']} ms at "
             f"{result.get('achieved_rate') or 0:,.0f} records/s" + (f"; error: {result['error']}"
