@@ -144,6 +144,8 @@ class GraphSerializer(serializers.Serializer):
     unit = Str()
     traces = TraceSerializer(many=True)
     empty = Str(allow_null=True, help_text="why the graph is empty (null when it has points)")
+    scale = serializers.ChoiceField(choices=["linear", "log"], help_text=(
+        "the y axis: log when every point is above zero and the largest is 20 times their median or more"))
 
 
 class GraphsSerializer(serializers.Serializer):
