@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from bench.candidates.mm2 import KEY_CONSUMER_SETTINGS, KEY_PRODUCER_SETTINGS
 from bench.report import TITLES
 from bench.report import format_level as _level
 from bench.report import format_number as _number
@@ -260,19 +261,14 @@ def _fairness_lines(settings: dict) -> list[str]:
         lines.append(f"- {TITLES[name]}: JVM `{entry.get('jvm')}`, class archive {archive}")
         effective = entry.get("effective_producer")
         if effective:
-            keys = ("acks", "enable.idempotence", "max.in.flight.requests.per.connection", "linger.ms", "batch.size",
-                    "compression.type", "buffer.memory", "max.request.size")
-            lines.append(f"  - producer in effect (from its log): {_pairs({k: effective.get(k) for k in keys})}")
+            lines.append("  - producer in effect (from its log): "
+                         f"{_pairs({k: effective.get(k) for k in KEY_PRODUCER_SETTINGS})}")
         consumers = entry.get("effective_consumers") or {}
         for traffic, title in (("backlog", "for a backlog"), ("steady", "under steady traffic")):
             if consumers.get(traffic):
                 lines.append(f"  - consumer in effect {title} (from its log): "
-                             f"{_pairs({k: consumers[traffic].get(k) for k in CONSUMER_KEYS})}")
+                             f"{_pairs({k: consumers[traffic].get(k) for k in KEY_CONSUMER_SETTINGS})}")
     return lines
-
-
-CONSUMER_KEYS = ("max.poll.records", "fetch.min.bytes", "fetch.max.wait.ms", "fetch.max.bytes",
-                 "max.partition.fetch.bytes")
 
 
 def _pairs(values: dict | None) -> str:

@@ -61,7 +61,8 @@ logger.config.level = info
 """
 TASK_PRODUCER = re.compile(r"MirrorSourceConnector-(\d+)$")
 TASK_CONSUMER = re.compile(r"MirrorSourceConnector-(\d+)\|replication-consumer$")
-# The producer settings shown per run; the whole dump of the first task producer goes to the settings.
+# The client settings shown per run and in the report; the whole dump of the first task producer goes to
+# the settings.
 KEY_CONSUMER_SETTINGS = ("max.poll.records", "fetch.min.bytes", "fetch.max.wait.ms", "fetch.max.bytes",
                          "max.partition.fetch.bytes", "receive.buffer.bytes")
 KEY_PRODUCER_SETTINGS = ("acks", "enable.idempotence", "max.in.flight.requests.per.connection", "linger.ms",

@@ -42,8 +42,10 @@ SETTINGS = {"records": 2_000_000, "record_bytes": 1024, "key_bytes": 16, "partit
             "latency_max_rates": {"mirrorplane": {"records_per_second": 120_000.0, "source": "median steady"}},
             "brokers": {"jvm": "-Xms512m -Xmx512m -XX:+UseG1GC"},
             "mm2": {"jvm": "-Xmx2G -XX:+UseParallelGC", "class_archive": "/x.jsa",
-                    "effective_producer": {"acks": "-1", "linger.ms": "5", "batch.size": "262144"},
-                    "effective_consumers": {"backlog": {"max.poll.records": "10000", "fetch.min.bytes": "1"},
+                    "effective_producer": {"acks": "-1", "linger.ms": "5", "batch.size": "262144",
+                                           "send.buffer.bytes": "131072"},
+                    "effective_consumers": {"backlog": {"max.poll.records": "10000", "fetch.min.bytes": "1",
+                                                        "receive.buffer.bytes": "65536"},
                                             "steady": {"max.poll.records": "500", "fetch.min.bytes": "1"}}}}
 MACHINE = {"cpu_model": "Test CPU", "cores": 2, "memory_gb": 23.4, "kafka": "4.3.1", "spark": "4.0.0",
            "java": "openjdk version 17.0.1", "load_average_at_start": [0.5, 1.0, 1.5],
@@ -169,8 +171,10 @@ def test_markdown_tables():
             "CPU s.") in text
     assert "- MirrorMaker 2: JVM `-Xmx2G -XX:+UseParallelGC`, class archive yes" in text
     assert "- Brokers (one KRaft broker per cluster): JVM `-Xms512m -Xmx512m -XX:+UseG1GC`" in text
-    assert "producer in effect (from its log): `acks=-1`, `linger.ms=5`, `batch.size=262144`\n" in text
-    assert ("consumer in effect for a backlog (from its log): `max.poll.records=10000`, `fetch.min.bytes=1`\n"
+    assert ("producer in effect (from its log): `acks=-1`, `linger.ms=5`, `batch.size=262144`, "
+            "`send.buffer.bytes=131072`\n") in text
+    assert ("consumer in effect for a backlog (from its log): `max.poll.records=10000`, `fetch.min.bytes=1`, "
+            "`receive.buffer.bytes=65536`\n"
             "  - consumer in effect under steady traffic (from its log): `max.poll.records=500`") in text
     assert "| p50 latency <= 20 ms at 5,000 records/s | 202 ms | **no** |" in text
     assert "## Failed runs\n\n- r4-mirrorplane-t2-1024B: timed out" in text
