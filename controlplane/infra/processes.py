@@ -7,7 +7,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import psutil
@@ -15,6 +15,7 @@ import psutil
 from mirrorcore.waiting import wait_until
 
 _EXITED = frozenset({psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD})
+_PROC = "/proc"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -114,13 +115,29 @@ def is_alive(pid: int, marker: str = "") -> bool:
 def find_processes(*markers: str) -> list[int]:
     """Pids of live processes whose command line contains one of `markers` (one pass over the table)."""
     own = os.getpid()
-    found = []
-    for process in psutil.process_iter():
-        if process.pid != own:
+    return sorted(pid for pid, line in command_lines() if pid != own and any(marker in line for marker in markers))
+
+
+def command_lines() -> Iterator[tuple[int, str]]:
+    """Each live process's pid and command line. Linux's are read straight from /proc (a zombie's
+    reads empty there): a tenth of psutil's cost per process, and the supervision pass scans the
+    table twice every few seconds."""
+    if not os.path.isdir(_PROC):
+        for process in psutil.process_iter():
             line = _command_line(process)
-            if any(marker in line for marker in markers):
-                found.append(process.pid)
-    return sorted(found)
+            if line:
+                yield process.pid, line
+        return
+    for entry in os.scandir(_PROC):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(os.path.join(entry.path, "cmdline"), "rb") as file:
+                raw = file.read()
+        except OSError:  # exited since the listing
+            continue
+        if raw:  # kernel threads and zombies have none
+            yield int(entry.name), os.fsdecode(raw.removesuffix(b"\0")).replace("\0", " ")
 
 
 def reap(pid: int) -> None:

@@ -53,6 +53,8 @@ BUSY_SAMPLE_SECONDS = 0.25
 # the next: the busy share since then, without waiting.
 BUSY_BASELINE_SECONDS = (0.5, 60.0)
 TEMPLATE_NAME = "standby"
+# How long maintain() reuses the launch key it worked out (a pass runs every few seconds).
+LAUNCH_KEY_SECONDS = 30.0
 
 
 @dataclass
@@ -131,6 +133,20 @@ def template_launch(folder: Path) -> runtime.Launch:
     return runtime.Launch(argv, job.env)
 
 
+_launch_key: tuple[float, str] | None = None  # (time.monotonic(), key)
+
+
+def launch_key(fresh: bool = False) -> str:
+    """The launch key a standby started now would carry. Working it out stats every jar and module of
+    the application (about 15 ms), so a pass reuses one up to LAUNCH_KEY_SECONDS old unless `fresh`;
+    claims always compare against their own job's key."""
+    global _launch_key
+    now = time.monotonic()
+    if fresh or _launch_key is None or now - _launch_key[0] > LAUNCH_KEY_SECONDS:
+        _launch_key = (now, template_launch(runtime.standby_root() / "probe").key)
+    return _launch_key[1]
+
+
 def wanted() -> int:
     """How many standbys to keep: none when the installation's mirrors run on YARN by default."""
     if settings.STANDBY_DRIVERS <= 0 or settings.SPARK_MASTER == "yarn":
@@ -145,7 +161,9 @@ def maintain() -> None:
     pool = standbys()
     if not pool and count == 0:
         return
-    key = template_launch(runtime.standby_root() / "probe").key
+    key = launch_key()
+    if any(standby.alive and standby.claim is None and standby.key != key for standby in pool):
+        key = launch_key(fresh=True)  # a standby is stopped only for differing from the key of now
     waiting: list[Standby] = []
     failed_recently = False
     for standby in pool:

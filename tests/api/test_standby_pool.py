@@ -52,6 +52,7 @@ def fake_driver(settings, tmp_path, monkeypatch):
                               env | {"SPARK_SUBMIT_OPTS": behaviour["key"]})
 
     monkeypatch.setattr(standby, "template_launch", template_launch)
+    monkeypatch.setattr(standby, "_launch_key", None)  # the key of the previous test's launches
     monkeypatch.setattr(standby, "host_busy_pct", lambda: 0.0)  # an idle host (the suite's own load aside)
     yield behaviour
     for item in standby.standbys():
@@ -139,15 +140,32 @@ def test_a_ready_standby_is_handed_one_cluster_to_warm_its_kafka_clients_against
 
 
 @override_settings(STANDBY_DRIVERS=1)
-def test_a_standby_started_with_other_settings_is_replaced(fake_driver):
+def test_a_standby_started_with_other_settings_is_replaced(fake_driver, monkeypatch):
     standby.maintain()
     [old] = wait_for(lambda: ready(standby.standbys()), 20, "a ready standby")
     old_pid = old.leader
     fake_driver["key"] = "k2"  # the installation's settings changed: mirrors now launch otherwise
     standby.maintain()
+    assert ready(standby.standbys()) == [old], "the pool works the key out again after LAUNCH_KEY_SECONDS"
+    assert standby.claim(Mirror(name="m1"), job_for("k2")) is None, "a claim compares its own job's key"
+
+    monkeypatch.setattr(standby, "LAUNCH_KEY_SECONDS", 0.0)
+    standby.maintain()
     assert not old.folder.exists() and not processes.exists(old_pid)
     [new] = wait_for(lambda: ready(standby.standbys()), 20, "a ready standby with the new settings")
     assert new.key == job_for("k2").key
+
+
+@override_settings(STANDBY_DRIVERS=1)
+def test_a_standby_started_after_a_change_is_judged_by_the_key_of_now(fake_driver):
+    standby.maintain()  # remembers the launch key k1 and starts a standby with it
+    [old] = wait_for(lambda: ready(standby.standbys()), 20, "a ready standby")
+    fake_driver["key"] = "k2"
+    standby._stop(old)
+    new = standby.start()  # as the pass after the change does
+    wait_for(lambda: ready(standby.standbys()), 20, "the new standby")
+    standby.maintain()
+    assert [s.folder for s in ready(standby.standbys())] == [new], "not stopped for the remembered key"
 
 
 @override_settings(STANDBY_DRIVERS=1)

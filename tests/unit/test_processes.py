@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import uuid
@@ -48,3 +49,20 @@ def test_a_zombie_counts_as_exited():
 def test_no_process_for_pids_that_cannot_be():
     assert processes.cmdline(0) == "" and processes.cmdline(-1) == ""
     assert not processes.exists(0) and not processes.exists(-1)
+
+
+def test_the_process_table_reads_as_psutil_reads_it(monkeypatch):
+    marker = f"mirrorplane-test-{uuid.uuid4().hex}"
+    child = _sleeper(f"{marker} with spaces")
+    try:
+        assert processes.wait_until(lambda: marker in processes.cmdline(child.pid), 10, interval=0.02)
+        from_proc = dict(processes.command_lines())
+        monkeypatch.setattr(processes, "_PROC", "/no/such/proc")  # what hosts without /proc read
+        from_psutil = dict(processes.command_lines())
+        assert from_proc[child.pid] == from_psutil[child.pid] == processes.cmdline(child.pid)
+        assert from_proc[child.pid].endswith(f" {marker} with spaces")
+        both = set(from_proc) & set(from_psutil)  # processes come and go between the two reads
+        assert len(both) > 5 and all(from_proc[pid] == from_psutil[pid] for pid in both - {os.getpid()})
+    finally:
+        child.kill()
+        child.wait()
