@@ -20,6 +20,9 @@ CODECS = ("lz4", "zstd", "gzip", "snappy")
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "latest.json"
 
 
+MEMORY_STORAGE = Path("/dev/shm")  # noqa: S108 - tmpfs on purpose: memory, not a temporary file
+
+
 @dataclass(frozen=True)
 class Options:
     records: int = 10_000_000
@@ -50,6 +53,7 @@ class Options:
     skip_scale: bool = False
     out: Path = DEFAULT_OUT
     work_dir: Path = Path("var/bench")
+    broker_storage: str = "disk"  # or "memory": the brokers' partitions on tmpfs
     run_timeout: float = 1800.0
 
     @property
@@ -216,6 +220,10 @@ def parser() -> argparse.ArgumentParser:
                                                            "(bench/results/latest.json)")
     p.add_argument("--work-dir", type=Path, default=d.work_dir,
                    help="clusters, control plane, logs of this run (%(default)s; emptied first)")
+    p.add_argument("--broker-storage", choices=("disk", "memory"), default=d.broker_storage,
+                   help="where the brokers keep their partitions: in the work dir (%(default)s), or in memory "
+                        f"(tmpfs under {MEMORY_STORAGE}): the kernel's writeback of their files then cannot stall "
+                        "the brokers, which lengthens both candidates' latency tail alike")
     p.add_argument("--run-timeout", type=_positive_float, default=d.run_timeout,
                    help="seconds a single run may take before it counts as failed (%(default)s)")
     return p
@@ -237,4 +245,4 @@ def parse(argv: list[str] | None = None) -> Options:
                    only=args.only, skip_latency=args.skip_latency, skip_upper_bounds=args.skip_upper_bounds,
                    scale_topics=args.scale_topics, scale_partitions=args.scale_partitions,
                    scale_records=args.scale_records, skip_scale=args.skip_scale, out=args.out,
-                   work_dir=args.work_dir, run_timeout=args.run_timeout)
+                   work_dir=args.work_dir, broker_storage=args.broker_storage, run_timeout=args.run_timeout)

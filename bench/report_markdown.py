@@ -240,7 +240,8 @@ def _fairness_lines(settings: dict) -> list[str]:
     lines = ["", "## Settings in effect", ""]
     brokers = settings.get("brokers")
     if brokers:
-        lines.append(f"- Brokers (one KRaft broker per cluster): JVM `{brokers.get('jvm')}`")
+        storage = ", partitions in memory (tmpfs)" if brokers.get("storage") == "memory" else ""
+        lines.append(f"- Brokers (one KRaft broker per cluster): JVM `{brokers.get('jvm')}`{storage}")
     mp = settings.get("mirrorplane")
     if mp:
         threads = f" with {mp['local_task_threads']} task threads" if mp.get("local_task_threads") else ""

@@ -10,6 +10,7 @@ import shutil
 import signal
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 from bench import machine, report, report_markdown
 from bench.backfill import POLL_SECONDS, SHORT, backfill, plan, run_spec
@@ -28,7 +29,7 @@ from bench.cluster import (
 )
 from bench.datasets import Dataset, datasets
 from bench.latency import level_label, measure, resolve_rate
-from bench.options import LATENCY_CANDIDATES, MM2_CANDIDATES, Options, of_maximum
+from bench.options import LATENCY_CANDIDATES, MEMORY_STORAGE, MM2_CANDIDATES, Options, of_maximum
 from bench.scale import measure_scale
 from bench.stats import median
 from bench.upper import UpperBounds
@@ -138,9 +139,10 @@ class Benchmark:
     # -- setting up ---------------------------------------------------------------------------
 
     def start(self) -> None:
-        say(f"starting two Kafka clusters and Redis in {self.work / 'stack'}")
-        self.clusters = BenchClusters.start(self.work / "stack")
-        self.settings["brokers"] = {"jvm": self.clusters.broker_jvm()}
+        stack = self._stack_dir()
+        say(f"starting two Kafka clusters and Redis in {stack}")
+        self.clusters = BenchClusters.start(stack)
+        self.settings["brokers"] = {"jvm": self.clusters.broker_jvm(), "storage": self.options.broker_storage}
         self.env = env = Environment(source=self.clusters.source, target=self.clusters.target,
                                      redis_url=self.clusters.redis_url, work_dir=self.work,
                                      target_log_dir=self.clusters.log_dir(TARGET), producer=self.options.producer)
@@ -322,6 +324,22 @@ class Benchmark:
                 say(f"stopping {candidate.name} failed: {error}")
         if self.clusters is not None:
             self.clusters.down()
+            if self.options.broker_storage == "memory":
+                shutil.rmtree(self.clusters.stack.root, ignore_errors=True)  # it holds memory
+
+    def _stack_dir(self) -> Path:
+        """The clusters' and Redis's folder: the work dir's `stack`, or with memory storage a folder on
+        tmpfs that `stack` links to (it goes when the run ends)."""
+        stack = self.work / "stack"
+        if self.options.broker_storage == "disk":
+            return stack
+        memory = MEMORY_STORAGE / f"mirrorplane-bench-{os.getpid()}"
+        if stack.is_symlink() or stack.is_file():
+            stack.unlink()
+        shutil.rmtree(stack, ignore_errors=True)
+        stack.parent.mkdir(parents=True, exist_ok=True)
+        stack.symlink_to(memory, target_is_directory=True)
+        return memory
 
 
 def _interrupt(*_: object) -> None:

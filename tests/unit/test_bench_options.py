@@ -55,3 +55,20 @@ def test_bad_options_exit_with_the_reason(argv, capsys):
         parse(argv)
     assert exit_info.value.code == 2
     assert "error: argument" in capsys.readouterr().err
+
+
+def test_the_brokers_keep_their_partitions_on_disk_unless_told_memory(tmp_path, monkeypatch):
+    from bench import runner
+
+    assert parse([]).broker_storage == "disk"
+    with pytest.raises(SystemExit):
+        parse(["--broker-storage", "ssd"])
+    memory = parse(["--broker-storage", "memory", "--work-dir", str(tmp_path / "work")])
+    monkeypatch.setattr(runner, "MEMORY_STORAGE", tmp_path / "shm")
+    monkeypatch.setattr(runner.machine, "facts", lambda: {})
+    bench = runner.Benchmark(memory)
+    (tmp_path / "work" / "stack").mkdir(parents=True)  # a previous run's, on disk
+    stack = bench._stack_dir()
+    assert stack.parent == tmp_path / "shm" and stack.name.startswith("mirrorplane-bench-")
+    assert (tmp_path / "work" / "stack").resolve() == stack, "the work dir's stack links to it"
+    assert runner.Benchmark(parse(["--work-dir", str(tmp_path / "w2")]))._stack_dir() == tmp_path / "w2" / "stack"
