@@ -33,8 +33,10 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from bench import disk
 from bench.candidates.base import Candidate, Environment, RunSpec
 from bench.cluster import create_topic, delete_topics
+from bench.disk import DiskSampler
 from bench.measure import ResourceSampler, busy_share, machine_cpu
 from bench.options import of_maximum
 from bench.stats import percentile
@@ -124,7 +126,8 @@ def tail_summary(stamps_ms: Sequence[float], latencies_ms: Sequence[float], part
                 paused, longest = paused + 1, max(longest, gap)
     ranked = sorted(by_second.items(), key=lambda item: -len(item[1]))[:worst]
     return {"records": sum(len(v) for v in by_second.values()), "seconds": len(by_second), "start_ms": start,
-            "partitions": len(slow_partitions),
+            "span_seconds": int((max(stamps_ms) - start) // 1000) + 1, "partitions": len(slow_partitions),
+            "slow_per_second": sorted([second, len(values)] for second, values in by_second.items()),
             "worst_seconds": [{"second": second, "records": len(values), "max_ms": round(max(values), 1)}
                               for second, values in ranked],
             "after_reader_pause": paused, "reader_pause_max_ms": round(longest, 1) if paused else None}
@@ -334,11 +337,13 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
     if control_plane:
         groups["control_plane"] = lambda: list(control_plane)
     sampler = ResourceSampler(groups, services=("control_plane",))  # its worker reaps the Spark applications
+    disk_sampler = DiskSampler()
     result: dict = {"candidate": candidate.name, "tasks": spec.tasks, "rate": rate, "seconds": seconds,
                     "label": spec.label, "remote_topic": spec.remote_topic, "error": None}
     expected = 0
     try:
         sampler.start()
+        disk_sampler.start()
         candidate.start(spec)
         reader.start()
 
@@ -377,9 +382,11 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
         outcome = reader.stop()
         producer.close()
         sampler.stop()
+        disk_samples = disk_sampler.stop()
         result["details"] = candidate.details()
         candidate.stop()
     result |= _outcome(outcome, expected)
+    result["tail"] = disk.attribute(result["tail"], disk_samples)
     result["expected"] = expected
     delete_topics(env.target, f"{spec.alias}.")
     delete_topics(env.source, spec.topic)

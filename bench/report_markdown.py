@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from bench.candidates.mm2 import KEY_CONSUMER_SETTINGS, KEY_PRODUCER_SETTINGS
+from bench.disk import DISK_STALL_MS
 from bench.report import TITLES
 from bench.report import format_level as _level
 from bench.report import format_number as _number
@@ -187,9 +188,15 @@ def _tail(tail: dict) -> str:
     paused = tail.get("after_reader_pause")
     reader = (f"; {paused:,} handed over after a reader pause of up to {_number(tail.get('reader_pause_max_ms'))} ms"
               if paused else "; none after a reader pause" if paused == 0 else "")
+    during = tail.get("during_disk_stall")
+    disk = (f"; {during:,} in seconds the disk stalled every task for {DISK_STALL_MS:g} ms or more (up to "
+            f"{_number(tail.get('disk_stall_max_ms'))} ms)" if during
+            else "; none in a second the disk stalled" if during == 0 else "")
+    worst_disk = (f", disk: {_number(worst['io_stall_ms'])} ms stalled, {_number(worst['written_mb'])} MB written back"
+                  if "io_stall_ms" in worst else "")
     return (f"{tail['records']:,} records in {tail['seconds']} s over {tail['partitions']} partitions "
             f"(second {worst.get('second')}: {worst.get('records', 0):,}, "
-            f"max {_number(worst.get('max_ms'))} ms{reader})")
+            f"max {_number(worst.get('max_ms'))} ms{worst_disk}{reader}{disk})")
 
 
 def _latency_lines(table: dict, settings: dict) -> list[str]:
@@ -215,7 +222,9 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
         lines += ["", "Where the slowest 1% of records fell, per run (distinct seconds of their timestamps, "
                       "partitions, the second holding most of them, and how many the reader handed over after a "
                       "pause of its own of 20 ms or more with records queued, which it then added to their "
-                      "latency):", ""] + [f"- {line}" for line in tails]
+                      "latency, and how many fell in a second in which the machine's disk stalled every task: "
+                      "the kernel writing the brokers' files back, which holds up both candidates alike):", ""]
+        lines += [f"- {line}" for line in tails]
     control = [f"{_level(level, e)} {_range(e, 'control_plane_cpu_seconds_measured', 1)}"
                for level, e in table.get("mirrorplane", {}).items() if e.get("control_plane_cpu_seconds_measured")]
     if control:

@@ -1,0 +1,105 @@
+"""The machine's disk during a latency run: how long every runnable task waited on I/O, and how much the
+kernel wrote back, per second, so that the latency tail can say which of its seconds the disk held up.
+
+Linux's pressure stall information (`/proc/pressure/io`) counts, in microseconds, the time in which
+some task waited on I/O ("some") and in which every non-idle task did ("full"); `/proc/vmstat`'s
+`pgpgout` counts the kilobytes written to disk. On a single disk the brokers of both clusters share, the
+kernel writes their dirty pages back in bursts (every `vm.dirty_expire_centisecs`, 30 s by default):
+in such a second a broker's appends wait, and every mirror's records in flight wait with them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.stats import median
+
+PRESSURE = Path("/proc/pressure/io")
+VMSTAT = Path("/proc/vmstat")
+DISK_STALL_MS = 20.0  # a second in which every task waited on I/O this long: the disk held the pipeline up
+
+
+@dataclass(frozen=True)
+class DiskSample:
+    at_ms: float  # epoch milliseconds
+    waiting_us: int  # some task waited on I/O
+    stalled_us: int  # every non-idle task waited on I/O
+    written_kb: int
+
+
+def read_sample() -> DiskSample | None:
+    """The counters now; None on a kernel without pressure stall information."""
+    try:
+        totals = {line.split()[0]: int(line.rsplit("total=", 1)[1]) for line in PRESSURE.read_text().splitlines()}
+        written = next(int(line.split()[1]) for line in VMSTAT.read_text().splitlines()
+                       if line.startswith("pgpgout "))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return DiskSample(time.time() * 1000, totals.get("some", 0), totals.get("full", 0), written)
+
+
+class DiskSampler:
+    """Samples the counters every `interval` seconds in a thread."""
+
+    def __init__(self, interval: float = 0.1) -> None:
+        self.interval = interval
+        self.samples: list[DiskSample] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="disk-sampler", daemon=True)
+
+    def start(self) -> DiskSampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> list[DiskSample]:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        return self.samples
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            sample = read_sample()
+            if sample is None:
+                return
+            self.samples.append(sample)
+            self._stop.wait(self.interval)
+
+
+def per_second(samples: Sequence[DiskSample], start_ms: float) -> dict[int, dict]:
+    """Each second since `start_ms` (second 0 begins there): I/O stall and wait in ms, MB written back;
+    each interval between two samples counts in the second its end falls in."""
+    seconds: dict[int, dict] = {}
+    for before, after in itertools.pairwise(samples):
+        if after.at_ms < start_ms:
+            continue
+        second = seconds.setdefault(int((after.at_ms - start_ms) // 1000),
+                                    {"io_stall_ms": 0.0, "io_wait_ms": 0.0, "written_mb": 0.0})
+        second["io_stall_ms"] += (after.stalled_us - before.stalled_us) / 1000
+        second["io_wait_ms"] += (after.waiting_us - before.waiting_us) / 1000
+        second["written_mb"] += (after.written_kb - before.written_kb) / 1024
+    return {key: {name: round(value, 1) for name, value in figures.items()} for key, figures in seconds.items()}
+
+
+def attribute(tail: dict, samples: Sequence[DiskSample]) -> dict:
+    """`tail` (latency.tail_summary's) with the disk's figures: those of each of its worst seconds, of
+    the median second of the run, and how many of the slowest records fell in a second in which the
+    disk stalled every task for DISK_STALL_MS or more (`during_disk_stall`; the longest such stall)."""
+    if not tail or "start_ms" not in tail or len(samples) < 2:
+        return tail
+    seconds = per_second(samples, tail["start_ms"])
+    measured = [seconds[s] for s in range(int(tail.get("span_seconds") or 0)) if s in seconds] or list(seconds.values())
+    stalled = {s for s, figures in seconds.items() if figures["io_stall_ms"] >= DISK_STALL_MS}
+    slow = dict(tail.get("slow_per_second") or [])
+    during = sum(count for second, count in slow.items() if second in stalled)
+    return tail | {
+        "worst_seconds": [w | seconds.get(w["second"], {}) for w in tail.get("worst_seconds", [])],
+        "disk_median_second": {name: median([s[name] for s in measured]) for name in
+                               ("io_stall_ms", "io_wait_ms", "written_mb")} if measured else None,
+        "during_disk_stall": during,
+        "disk_stall_max_ms": max((seconds[s]["io_stall_ms"] for s in stalled if s in slow), default=None),
+    }
