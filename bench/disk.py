@@ -58,7 +58,8 @@ class DiskSampler:
 
     def stop(self) -> list[DiskSample]:
         self._stop.set()
-        self._thread.join(timeout=5)
+        if self._thread.ident is not None:  # started
+            self._thread.join(timeout=5)
         return self.samples
 
     def _loop(self) -> None:

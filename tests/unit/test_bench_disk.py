@@ -58,6 +58,7 @@ def test_the_sampler_reads_this_machines_counters():
     assert len(samples) >= 3 and all(b.at_ms >= a.at_ms for a, b in itertools.pairwise(samples))
     assert all(b.stalled_us >= a.stalled_us and b.written_kb >= a.written_kb
                for a, b in itertools.pairwise(samples))
+    assert DiskSampler().stop() == [], "a run that failed before it started the sampler"
 
 
 def test_the_report_says_how_much_of_the_tail_the_disk_held_up():
