@@ -87,7 +87,7 @@ def per_second(samples: Sequence[DiskSample], start_ms: float) -> dict[int, dict
 
 
 def attribute(tail: dict, samples: Sequence[DiskSample]) -> dict:
-    """`tail` (latency.tail_summary's) with the disk's figures: those of each of its worst seconds, of
+    """`tail` (bench.tail.tail_summary's) with the disk's figures: those of each of its worst seconds, of
     the median second of the run, and how many of the slowest records fell in a second in which the
     disk stalled every task for DISK_STALL_MS or more (`during_disk_stall`; the longest such stall)."""
     if not tail or "start_ms" not in tail or len(samples) < 2:

@@ -33,13 +33,13 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from bench import disk
 from bench.candidates.base import Candidate, Environment, RunSpec
 from bench.cluster import create_topic, delete_topics
-from bench.disk import DiskSampler
+from bench.disk import DiskSampler, attribute
 from bench.measure import ResourceSampler, busy_share, machine_cpu
 from bench.options import of_maximum
 from bench.stats import percentile
+from bench.tail import tail_summary
 
 # How long `measure` keeps a candidate steady unless told, and the part of WARMUP_TIMEOUT_SECONDS meant
 # for it. The benchmark's command line asks for a minute (`--latency-steady-seconds`): a JVM mirror's JIT
@@ -57,7 +57,6 @@ TICK_SECONDS = 0.005
 CHECK_SECONDS = 0.25
 READER_BATCH = 500
 READER_WAIT_SECONDS = 0.05
-READER_PAUSE_MS = 20.0  # a reader's gap this long with records queued: the reader was held up, not the mirror
 
 
 def resolve_rate(level: str, max_rate: float | None) -> int | None:
@@ -97,40 +96,6 @@ def resolution_summary(gaps_us: Sequence[float], queued_share: float) -> dict:
         return {"p50_us": None, "p99_us": None, "max_us": None, "calls": 0, "queued_share": 0.0}
     return {"p50_us": round(percentile(gaps_us, 50), 1), "p99_us": round(percentile(gaps_us, 99), 1),
             "max_us": round(max(gaps_us), 1), "calls": len(gaps_us), "queued_share": round(queued_share, 3)}
-
-
-def tail_summary(stamps_ms: Sequence[float], latencies_ms: Sequence[float], partitions: Sequence[int],
-                 reader_gaps_ms: Sequence[float] = (), worst: int = 5) -> dict:
-    """Where the slowest 1% of records came from: how many distinct seconds (of their timestamps) and
-    partitions they fall in, and the seconds holding most of them. A tail in a few seconds across all
-    partitions is a pause of the whole pipeline; one spread over time is per-record noise. `start_ms`
-    (epoch milliseconds of the first record's timestamp, where second 0 begins) lines the seconds up
-    with other clocks: GC logs, flight recordings. `reader_gaps_ms`, per record: the reader's gap
-    before the call that handed it over when records were queued (0 when that call woke a wait);
-    `after_reader_pause` counts the slowest records handed over after a gap of `READER_PAUSE_MS` or
-    more, and `reader_pause_max_ms` is the longest such gap."""
-    if not latencies_ms:
-        return {"records": 0, "seconds": 0, "partitions": 0, "worst_seconds": [], "after_reader_pause": 0,
-                "reader_pause_max_ms": None}
-    threshold = percentile(latencies_ms, 99)
-    start = min(stamps_ms)
-    gaps = reader_gaps_ms or [0.0] * len(latencies_ms)
-    by_second: dict[int, list[float]] = {}
-    slow_partitions = set()
-    paused, longest = 0, 0.0
-    for stamp, latency, partition, gap in zip(stamps_ms, latencies_ms, partitions, gaps, strict=True):
-        if latency >= threshold:
-            by_second.setdefault(int((stamp - start) // 1000), []).append(latency)
-            slow_partitions.add(partition)
-            if gap >= READER_PAUSE_MS:
-                paused, longest = paused + 1, max(longest, gap)
-    ranked = sorted(by_second.items(), key=lambda item: -len(item[1]))[:worst]
-    return {"records": sum(len(v) for v in by_second.values()), "seconds": len(by_second), "start_ms": start,
-            "span_seconds": int((max(stamps_ms) - start) // 1000) + 1, "partitions": len(slow_partitions),
-            "slow_per_second": sorted([second, len(values)] for second, values in by_second.items()),
-            "worst_seconds": [{"second": second, "records": len(values), "max_ms": round(max(values), 1)}
-                              for second, values in ranked],
-            "after_reader_pause": paused, "reader_pause_max_ms": round(longest, 1) if paused else None}
 
 
 class ReaderState:
@@ -386,7 +351,7 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
         result["details"] = candidate.details()
         candidate.stop()
     result |= _outcome(outcome, expected)
-    result["tail"] = disk.attribute(result["tail"], disk_samples)
+    result["tail"] = attribute(result["tail"], disk_samples)
     result["expected"] = expected
     delete_topics(env.target, f"{spec.alias}.")
     delete_topics(env.source, spec.topic)

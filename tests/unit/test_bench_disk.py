@@ -7,7 +7,7 @@ import time
 
 from bench import disk
 from bench.disk import DiskSample, DiskSampler
-from bench.latency import tail_summary
+from bench.tail import tail_summary
 
 
 def _samples(stalls_ms: dict[int, float], written_mb: dict[int, float], seconds: int = 10) -> list[DiskSample]:

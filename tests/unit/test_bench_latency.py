@@ -18,8 +18,8 @@ from bench.latency import (
     level_label,
     resolution_summary,
     resolve_rate,
-    tail_summary,
 )
+from bench.tail import tail_summary
 
 
 def test_rates_of_the_levels():
