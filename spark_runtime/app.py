@@ -171,6 +171,11 @@ def is_local_path(location: str) -> bool:
     return scheme in ("", "file")
 
 
+# A query whose execution thread has not ended a minute after its stop fails its connector, with Spark's
+# account of where that thread was, instead of holding the application's loop (heartbeats, status) for good.
+QUERY_STOP_TIMEOUT_MS = 60_000
+
+
 def create_session(app_name: str, local_checkpoints: bool = True) -> Any:
     """The mirror application's Spark session (`local_checkpoints`: its checkpoints are on this host's disk)."""
     from pyspark.sql import SparkSession
@@ -181,6 +186,7 @@ def create_session(app_name: str, local_checkpoints: bool = True) -> Any:
         .config("spark.sql.shuffle.partitions", "1")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.streaming.minBatchesToRetain", "20")
+        .config("spark.sql.streaming.stopTimeout", str(QUERY_STOP_TIMEOUT_MS))
     )
     if local_checkpoints:  # HDFS keeps Spark's own (FileContext's atomic rename)
         builder = builder.config("spark.sql.streaming.checkpointFileManagerClass", LOCAL_CHECKPOINT_FILES)

@@ -44,13 +44,17 @@ class Connector(ABC):
                 self.state, self.error = RUNNING, None
                 log.info("%s connector running (started in %.1f s)", self.kind, time.monotonic() - started)
         elif desired.state == "paused" and self.state == RUNNING:
+            started = time.monotonic()
             if self._guarded(self._halt):
                 self.state = PAUSED
+                log.info("%s connector paused (halted in %.1f s)", self.kind, time.monotonic() - started)
         elif desired.state == "paused" and self.state in {UNASSIGNED, STOPPED}:
             self.state = PAUSED
         elif desired.state == "stopped" and self.state != STOPPED:
+            started = time.monotonic()
             self._guarded(self._halt)
             self.state, self.error = STOPPED, None
+            log.info("%s connector stopped (halted in %.1f s)", self.kind, time.monotonic() - started)
 
     def tick(self) -> None:
         if self.state == RUNNING:

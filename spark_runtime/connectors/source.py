@@ -25,6 +25,7 @@ from spark_runtime.topic_sync import RemoteTopics
 log = logging.getLogger(__name__)
 
 SETTLE_SECONDS = 0.5  # a resume plan reads the remote ends until they hold still this long
+SLOW_STOP_SECONDS = 5.0  # a query stop slower than this is logged, with its phase
 
 
 class SourceConnector(ReplicationModes, Connector):
@@ -317,7 +318,12 @@ class SourceConnector(ReplicationModes, Connector):
     def _stop_query(self) -> None:
         query, self.query = self.query, None
         if query is not None:
+            started = time.monotonic()
             query.stop()
+            stopped = time.monotonic()
+            if stopped - started > SLOW_STOP_SECONDS:
+                log.warning("the %s query took %.1f s to stop", self.mode.mode if self.mode else "replication",
+                            stopped - started)
             try:
                 query.awaitTermination(30)
             except Exception as error:  # only the interruption this stop caused is expected
@@ -333,6 +339,9 @@ class SourceConnector(ReplicationModes, Connector):
             settled = self.spark.sparkContext._jvm.io.mirrorplane.spark.KafkaMirrorWriter.quiesce(30_000)
             if not settled:
                 log.warning("tasks of the stopped query were still copying after 30 s")
+            elif time.monotonic() - stopped > SLOW_STOP_SECONDS:
+                log.warning("the stopped query's tasks took %.1f s to deliver what they sent",
+                            time.monotonic() - stopped)
             elif self.mode is not None and self.mode.mode == replication_mode.REAL_TIME and self._tasks_local():
                 self._hand_over()
 

@@ -27,7 +27,7 @@ def test_worker_and_redis_restarts_keep_one_driver_and_the_desired_state(api, de
                     format="json").status_code == 201
     pid = wait_for_status(api, name, lambda s: s["application"]["state"] == "running", 120)["application"]["pid"]
     assert api.put(f"/api/v1/mirrors/{name}/connectors/source/pause/").status_code == 202
-    wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "PAUSED", 10)
+    wait_for_status(api, name, lambda s: s["connectors"]["source"]["state"] == "PAUSED", 30)
 
     control_plane["restart_worker"]()
     started = time.monotonic()

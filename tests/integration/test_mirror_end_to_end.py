@@ -9,6 +9,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.integration import kafka_tools
+from tests.integration.driver_report import driver_report
 from tests.integration.kafka_tools import Record
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -45,7 +46,8 @@ def wait_for_status(api, name: str, predicate, timeout: float) -> dict:
         if predicate(status):
             return status
         time.sleep(0.5)
-    raise AssertionError(f"status condition not reached within {timeout}s; last status: {status}")
+    raise AssertionError(f"status condition not reached within {timeout}s; last status: {status}\n"
+                         + driver_report(name))
 
 
 def test_records_arrive_in_order_and_byte_identical(api, devstack, control_plane, unique, figures):
