@@ -1,11 +1,13 @@
 """The machine's disk during a latency run: how long every runnable task waited on I/O, and how much the
-kernel wrote back, per second, so that the latency tail can say which of its seconds the disk held up.
+kernel wrote back, per second, so that the latency tail can say which of its seconds the disk held up;
+beside it, how long some runnable task waited for a core.
 
 Linux's pressure stall information (`/proc/pressure/io`) counts, in microseconds, the time in which
 some task waited on I/O ("some") and in which every non-idle task did ("full"); `/proc/vmstat`'s
 `pgpgout` counts the kilobytes written to disk. On a single disk the brokers of both clusters share, the
 kernel writes their dirty pages back in bursts (every `vm.dirty_expire_centisecs`, 30 s by default):
 in such a second a broker's appends wait, and every mirror's records in flight wait with them.
+`/proc/pressure/cpu`'s "some" counts the time in which a runnable task waited for a core.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from bench.stats import median
 
 PRESSURE = Path("/proc/pressure/io")
+CPU_PRESSURE = Path("/proc/pressure/cpu")
 VMSTAT = Path("/proc/vmstat")
 DISK_STALL_MS = 20.0  # a second in which every task waited on I/O this long: the disk held the pipeline up
 
@@ -30,6 +33,7 @@ class DiskSample:
     waiting_us: int  # some task waited on I/O
     stalled_us: int  # every non-idle task waited on I/O
     written_kb: int
+    cpu_waiting_us: int = 0  # some runnable task waited for a core
 
 
 def read_sample() -> DiskSample | None:
@@ -40,7 +44,14 @@ def read_sample() -> DiskSample | None:
                        if line.startswith("pgpgout "))
     except (OSError, ValueError, IndexError, StopIteration):
         return None
-    return DiskSample(time.time() * 1000, totals.get("some", 0), totals.get("full", 0), written)
+    return DiskSample(time.time() * 1000, totals.get("some", 0), totals.get("full", 0), written, _cpu_waiting_us())
+
+
+def _cpu_waiting_us() -> int:
+    try:
+        return int(CPU_PRESSURE.read_text().splitlines()[0].rsplit("total=", 1)[1])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 class DiskSampler:
@@ -72,17 +83,18 @@ class DiskSampler:
 
 
 def per_second(samples: Sequence[DiskSample], start_ms: float) -> dict[int, dict]:
-    """Each second since `start_ms` (second 0 begins there): I/O stall and wait in ms, MB written back;
-    each interval between two samples counts in the second its end falls in."""
+    """Each second since `start_ms` (second 0 begins there): I/O stall and wait in ms, MB written back, and
+    CPU wait in ms; each interval between two samples counts in the second its end falls in."""
     seconds: dict[int, dict] = {}
     for before, after in itertools.pairwise(samples):
         if after.at_ms < start_ms:
             continue
         second = seconds.setdefault(int((after.at_ms - start_ms) // 1000),
-                                    {"io_stall_ms": 0.0, "io_wait_ms": 0.0, "written_mb": 0.0})
+                                    {"io_stall_ms": 0.0, "io_wait_ms": 0.0, "written_mb": 0.0, "cpu_wait_ms": 0.0})
         second["io_stall_ms"] += (after.stalled_us - before.stalled_us) / 1000
         second["io_wait_ms"] += (after.waiting_us - before.waiting_us) / 1000
         second["written_mb"] += (after.written_kb - before.written_kb) / 1024
+        second["cpu_wait_ms"] += (after.cpu_waiting_us - before.cpu_waiting_us) / 1000
     return {key: {name: round(value, 1) for name, value in figures.items()} for key, figures in seconds.items()}
 
 
@@ -100,7 +112,7 @@ def attribute(tail: dict, samples: Sequence[DiskSample]) -> dict:
     return tail | {
         "worst_seconds": [w | seconds.get(w["second"], {}) for w in tail.get("worst_seconds", [])],
         "disk_median_second": {name: median([s[name] for s in measured]) for name in
-                               ("io_stall_ms", "io_wait_ms", "written_mb")} if measured else None,
+                               ("io_stall_ms", "io_wait_ms", "written_mb", "cpu_wait_ms")} if measured else None,
         "during_disk_stall": during,
         "disk_stall_max_ms": max((seconds[s]["io_stall_ms"] for s in stalled if s in slow), default=None),
     }

@@ -194,6 +194,8 @@ def _tail(tail: dict) -> str:
             else "; none in a second the disk stalled" if during == 0 else "")
     worst_disk = (f", disk: {_number(worst['io_stall_ms'])} ms stalled, {_number(worst['written_mb'])} MB written back"
                   if "io_stall_ms" in worst else "")
+    if worst.get("cpu_wait_ms"):
+        worst_disk += f", a task waiting for a core {_number(worst['cpu_wait_ms'])} ms"
     return (f"{tail['records']:,} records in {tail['seconds']} s over {tail['partitions']} partitions "
             f"(second {worst.get('second')}: {worst.get('records', 0):,}, "
             f"max {_number(worst.get('max_ms'))} ms{worst_disk}{reader}{disk})")

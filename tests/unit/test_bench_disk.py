@@ -10,23 +10,26 @@ from bench.disk import DiskSample, DiskSampler
 from bench.tail import tail_summary
 
 
-def _samples(stalls_ms: dict[int, float], written_mb: dict[int, float], seconds: int = 10) -> list[DiskSample]:
-    """Ten samples a second from epoch ms 0; a second's stall and writeback land in its first interval."""
-    samples, stalled, waiting, written = [DiskSample(0.0, 0, 0, 0)], 0, 0, 0
+def _samples(stalls_ms: dict[int, float], written_mb: dict[int, float], seconds: int = 10,
+             cpu_ms: dict[int, float] | None = None) -> list[DiskSample]:
+    """Ten samples a second from epoch ms 0; a second's stall, writeback and CPU wait land in its first
+    interval."""
+    samples, stalled, waiting, written, cpu = [DiskSample(0.0, 0, 0, 0)], 0, 0, 0, 0
     for tick in range(1, seconds * 10 + 1):
         second = (tick - 1) // 10
         if tick % 10 == 1:
             stalled += int(stalls_ms.get(second, 0.0) * 1000)
             waiting += int(stalls_ms.get(second, 0.0) * 2000)
             written += int(written_mb.get(second, 0.0) * 1024)
-        samples.append(DiskSample(tick * 100.0 - 1, waiting, stalled, written))
+            cpu += int((cpu_ms or {}).get(second, 0.0) * 1000)
+        samples.append(DiskSample(tick * 100.0 - 1, waiting, stalled, written, cpu))
     return samples
 
 
 def test_each_second_gets_the_stall_and_the_writeback_that_ended_in_it():
-    seconds = disk.per_second(_samples({3: 150.0}, {3: 85.0, 4: 0.5}), start_ms=0.0)
-    assert seconds[3] == {"io_stall_ms": 150.0, "io_wait_ms": 300.0, "written_mb": 85.0}
-    assert seconds[4] == {"io_stall_ms": 0.0, "io_wait_ms": 0.0, "written_mb": 0.5}
+    seconds = disk.per_second(_samples({3: 150.0}, {3: 85.0, 4: 0.5}, cpu_ms={4: 640.0}), start_ms=0.0)
+    assert seconds[3] == {"io_stall_ms": 150.0, "io_wait_ms": 300.0, "written_mb": 85.0, "cpu_wait_ms": 0.0}
+    assert seconds[4] == {"io_stall_ms": 0.0, "io_wait_ms": 0.0, "written_mb": 0.5, "cpu_wait_ms": 640.0}
     assert disk.per_second(_samples({}, {}), start_ms=5_000.0).keys() == set(range(5))
 
 
@@ -41,8 +44,9 @@ def test_the_slowest_records_in_a_second_the_disk_stalled_are_counted_as_its():
     assert (tail["records"], tail["span_seconds"], tail["slow_per_second"]) == (10, 10, [[3, 6], [7, 4]])
     assert (tail["during_disk_stall"], tail["disk_stall_max_ms"]) == (6, 120.0)
     assert tail["worst_seconds"][0] == {"second": 3, "records": 6, "max_ms": 200.0, "io_stall_ms": 120.0,
-                                        "io_wait_ms": 240.0, "written_mb": 80.0}
-    assert tail["disk_median_second"] == {"io_stall_ms": 0.0, "io_wait_ms": 0.0, "written_mb": 0.0}
+                                        "io_wait_ms": 240.0, "written_mb": 80.0, "cpu_wait_ms": 0.0}
+    assert tail["disk_median_second"] == {"io_stall_ms": 0.0, "io_wait_ms": 0.0, "written_mb": 0.0,
+                                          "cpu_wait_ms": 0.0}
 
 
 def test_no_disk_figures_without_samples():
@@ -56,7 +60,7 @@ def test_the_sampler_reads_this_machines_counters():
     time.sleep(0.2)
     samples = sampler.stop()
     assert len(samples) >= 3 and all(b.at_ms >= a.at_ms for a, b in itertools.pairwise(samples))
-    assert all(b.stalled_us >= a.stalled_us and b.written_kb >= a.written_kb
+    assert all(b.stalled_us >= a.stalled_us and b.written_kb >= a.written_kb and b.cpu_waiting_us >= a.cpu_waiting_us
                for a, b in itertools.pairwise(samples))
     assert DiskSampler().stop() == [], "a run that failed before it started the sampler"
 
@@ -73,4 +77,7 @@ def test_the_report_says_how_much_of_the_tail_the_disk_held_up():
                            "every task for 20 ms or more (up to 121 ms))")
     free = base | {"worst_seconds": [{"second": 3, "records": 900, "max_ms": 150.0}], "during_disk_stall": 0}
     assert _tail(free).endswith("max 150 ms; none after a reader pause; none in a second the disk stalled)")
+    crowded = base | {"worst_seconds": [{"second": 3, "records": 900, "max_ms": 150.0, "io_stall_ms": 0.0,
+                                         "written_mb": 0.0, "cpu_wait_ms": 812.0}], "during_disk_stall": 0}
+    assert "disk: 0 ms stalled, 0 MB written back, a task waiting for a core 812 ms;" in _tail(crowded)
     assert _tail(base | {"worst_seconds": []}).endswith("max n/a ms; none after a reader pause)")
