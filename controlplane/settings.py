@@ -86,6 +86,8 @@ DATA_DIR = Path(ENV.get("MIRRORPLANE_DATA_DIR", VAR_DIR / "data"))
 # A path without a scheme is on Hadoop's default file system (fs.defaultFS).
 CHECKPOINT_ROOT = ENV.get("MIRRORPLANE_CHECKPOINT_ROOT") or (DATA_DIR / "checkpoints").resolve().as_uri()
 RECONCILE_SECONDS = float(ENV.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))
+# Failed-over groups still with members on the cluster written to are tried again this often.
+FAILOVER_RETRY_SECONDS = float(ENV.get("MIRRORPLANE_FAILOVER_RETRY_SECONDS", "5"))
 # An application that has not reported status for this long after start-up is considered stuck.
 APP_STALE_SECONDS = float(ENV.get("MIRRORPLANE_APP_STALE_SECONDS", "120"))
 # Mirrors whose spark.master is `yarn` run in cluster deploy mode on the YARN cluster HADOOP_CONF_DIR
@@ -170,6 +172,11 @@ TEMPLATES = [
 ]
 
 
+# A connection is kept this long between requests and Celery tasks (both close it after each otherwise):
+# the supervision pass runs every few seconds, and opening SQLite's took 7% of the worker's CPU.
+DB_CONN_MAX_AGE = int(ENV.get("MIRRORPLANE_DB_CONN_MAX_AGE", "60"))
+
+
 def database_from_url(url: str) -> dict:
     """`postgres://user:password@host:port/name?sslmode=require` (or `postgresql://`) as Django's settings.
 
@@ -194,7 +201,7 @@ def database_from_url(url: str) -> dict:
         "PASSWORD": unquote(parts.password or ""),
         "HOST": unquote(parts.hostname or ""),
         "PORT": str(port or ""),
-        "CONN_MAX_AGE": int(ENV.get("MIRRORPLANE_DB_CONN_MAX_AGE", "0")),
+        "CONN_MAX_AGE": DB_CONN_MAX_AGE,
         "CONN_HEALTH_CHECKS": True,
         "OPTIONS": dict(parse_qsl(parts.query)),
     }
@@ -209,6 +216,8 @@ DATABASES = {
         # The web app, the Celery worker and tests write concurrently: wait for the lock,
         # take it up front, and let readers proceed during writes.
         "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
+        "CONN_MAX_AGE": DB_CONN_MAX_AGE,
+        "CONN_HEALTH_CHECKS": True,
         "TEST": {"NAME": TEST_DB_PATH},
     }
 }
@@ -277,8 +286,8 @@ CELERY_BEAT_SCHEDULE = {
     # minutes into hours, old hours away.
     "rollup-metrics": {"task": "mirrors.tasks.rollup_metrics", "schedule": 60.0, "options": {"expires": 60}},
     # Consumer groups a failover or failback could not move yet (members still on the cluster written to).
-    "finish-failovers": {"task": "mirrors.tasks.finish_failovers", "schedule": RECONCILE_SECONDS,
-                         "options": {"expires": max(RECONCILE_SECONDS * 2, 5)}},
+    "finish-failovers": {"task": "mirrors.tasks.finish_failovers", "schedule": FAILOVER_RETRY_SECONDS,
+                         "options": {"expires": max(FAILOVER_RETRY_SECONDS * 2, 5)}},
 }
 
 LOGGING = {

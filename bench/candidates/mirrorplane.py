@@ -125,7 +125,8 @@ class Mirrorplane(Candidate):
         return self.spec
 
     def _env(self) -> dict[str, str]:
-        return dict(os.environ, DJANGO_SETTINGS_MODULE="controlplane.settings",
+        """The control plane as an operator runs it: Django's debug mode (it records every query) off."""
+        return dict(os.environ, DJANGO_SETTINGS_MODULE="controlplane.settings", MIRRORPLANE_DEBUG="0",
                     MIRRORPLANE_VAR_DIR=str(self.home.resolve()), MIRRORPLANE_REDIS_URL=self._redis_url(),
                     MIRRORPLANE_STANDBY_DRIVERS=str(self._standby_drivers()))
 
