@@ -322,8 +322,7 @@ class SourceConnector(ReplicationModes, Connector):
             query.stop()
             stopped = time.monotonic()
             if stopped - started > SLOW_STOP_SECONDS:
-                log.warning("the %s query took %.1f s to stop", self.mode.mode if self.mode else "replication",
-                            stopped - started)
+                log.warning("the replication query took %.1f s to stop", stopped - started)
             try:
                 query.awaitTermination(30)
             except Exception as error:  # only the interruption this stop caused is expected
@@ -339,10 +338,11 @@ class SourceConnector(ReplicationModes, Connector):
             settled = self.spark.sparkContext._jvm.io.mirrorplane.spark.KafkaMirrorWriter.quiesce(30_000)
             if not settled:
                 log.warning("tasks of the stopped query were still copying after 30 s")
-            elif time.monotonic() - stopped > SLOW_STOP_SECONDS:
+                return
+            if time.monotonic() - stopped > SLOW_STOP_SECONDS:
                 log.warning("the stopped query's tasks took %.1f s to deliver what they sent",
                             time.monotonic() - stopped)
-            elif self.mode is not None and self.mode.mode == replication_mode.REAL_TIME and self._tasks_local():
+            if self.mode is not None and self.mode.mode == replication_mode.REAL_TIME and self._tasks_local():
                 self._hand_over()
 
     # -- positions, for the lag sampler ---------------------------------------------------
