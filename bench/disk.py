@@ -39,7 +39,7 @@ class DiskSample:
 def read_sample() -> DiskSample | None:
     """The counters now; None on a kernel without pressure stall information."""
     try:
-        totals = {line.split()[0]: int(line.rsplit("total=", 1)[1]) for line in PRESSURE.read_text().splitlines()}
+        totals = _pressure_totals(PRESSURE)
         written = next(int(line.split()[1]) for line in VMSTAT.read_text().splitlines()
                        if line.startswith("pgpgout "))
     except (OSError, ValueError, IndexError, StopIteration):
@@ -47,9 +47,14 @@ def read_sample() -> DiskSample | None:
     return DiskSample(time.time() * 1000, totals.get("some", 0), totals.get("full", 0), written, _cpu_waiting_us())
 
 
+def _pressure_totals(path: Path) -> dict[str, int]:
+    """A pressure file's cumulative stall times in µs by line ("some", "full")."""
+    return {line.split()[0]: int(line.rsplit("total=", 1)[1]) for line in path.read_text().splitlines()}
+
+
 def _cpu_waiting_us() -> int:
     try:
-        return int(CPU_PRESSURE.read_text().splitlines()[0].rsplit("total=", 1)[1])
+        return _pressure_totals(CPU_PRESSURE).get("some", 0)
     except (OSError, ValueError, IndexError):
         return 0
 
