@@ -256,7 +256,8 @@ def _fairness_lines(settings: dict) -> list[str]:
     mp = settings.get("mirrorplane")
     if mp:
         threads = f" with {mp['local_task_threads']} task threads" if mp.get("local_task_threads") else ""
-        lines.append(f"- Mirrorplane: {mp.get('spark_master')}{threads}, driver {mp.get('driver_memory')}, JVM "
+        java = f" on Java {mp['driver_java_release']}" if mp.get("driver_java_release") else ""
+        lines.append(f"- Mirrorplane: {mp.get('spark_master')}{threads}, driver {mp.get('driver_memory')}{java}, JVM "
                      f"`{mp.get('driver_java_options')}`, class archive "
                      f"{'yes' if mp.get('driver_class_archive') else 'none'}, standby drivers "
                      f"{mp.get('standby_drivers', 0)}, `replication.mode` {mp.get('replication_mode') or 'auto'}; "

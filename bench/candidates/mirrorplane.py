@@ -344,12 +344,13 @@ class Mirrorplane(Candidate):
             processes.wait_until(lambda: self._waiting_standby() is not None, 180)
 
     def settings(self) -> dict:
-        from controlplane.infra import class_archive
+        from controlplane.infra import class_archive, driver_jdk
         from controlplane.infra import spark as spark_jars
         from mirrorcore.registry import DEFAULT_BATCH_MAX_RECORDS, consumer_defaults, producer_defaults
 
         archive = class_archive.archive_path(spark_jars.runtime_jars())
         return {"spark_master": os.environ.get("SPARK_MASTER", "local[2]"),
+                "driver_java_release": driver_jdk.feature_release(driver_jdk.java()),
                 "local_task_threads": int(os.environ.get("MIRRORPLANE_LOCAL_TASK_THREADS", "0")),
                 "driver_memory": os.environ.get("MIRRORPLANE_SPARK_DRIVER_MEMORY", "1g"),
                 "driver_java_options": os.environ.get("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", "-XX:+UseParallelGC"),

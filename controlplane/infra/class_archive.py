@@ -4,21 +4,20 @@ A mirror application's driver JVM spends most of its first seconds loading and v
 classes of Spark, Spark SQL, streaming and the Kafka clients. An archive of those classes, mapped
 at JVM start, saves about 4 s per start on 2 cores (spark-submit to the first micro-batch).
 
-The archive is recorded once per JDK, Spark and jar set (`record()`, run by `make install`) by a
-short training run of a real mirror application against a throwaway local cluster: the JVM dumps
-every class it loaded when the application stops (`-XX:ArchiveClassesAtExit`). Applications then
-start with `-XX:SharedArchiveFile` (`jvm_options()`). A JVM that finds the archive
-unusable (another JDK, another class path, a damaged file) ignores it and starts as it would
-without: the archive only ever makes starts faster.
+The archive is recorded once per JDK (the drivers', `driver_jdk`), Spark and jar set (`record()`,
+run by `make install`) by a short training run of a real mirror application against a throwaway
+local cluster: the JVM dumps every class it loaded when the application stops
+(`-XX:ArchiveClassesAtExit`). Applications then start with `-XX:SharedArchiveFile` (`jvm_options()`).
+A JVM that finds the archive unusable (another JDK, another class path, a damaged file) ignores it
+and starts as it would without: the archive only ever makes starts faster.
 
-Archives are named by Spark version: recording one replaces the older archives of the same Spark
-version only, so installations of two Spark versions sharing one cache (side by side during an
-upgrade) keep each their own.
+Archives are named by Spark version and Java release: recording one replaces the older archives of
+the same two only, so installations of two Spark versions sharing one cache (side by side during an
+upgrade), and the drivers' JDK switched back and forth, keep each their own.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -28,7 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from controlplane.infra import paths, processes
+from controlplane.infra import driver_jdk, paths, processes
 from controlplane.infra import spark as spark_jars
 from mirrorcore.policy import ReplicationPolicy
 
@@ -46,13 +45,22 @@ def archive_dir() -> Path:
 
 
 def archive_path(jars: Sequence[Path]) -> Path:
-    """Where the archive for this JDK, this Spark and these jars lives (it may not exist yet)."""
-    return archive_dir() / f"driver-{spark_jars.pyspark_version()}-{archive_key(jars)}.jsa"
+    """Where the archive for the drivers' JDK, this Spark and these jars lives (it may not exist yet)."""
+    return archive_dir() / f"{_archive_prefix()}{archive_key(jars)}.jsa"
+
+
+def _archive_prefix() -> str:
+    """`driver-<Spark version>-java<release>-`: see prune()."""
+    return f"driver-{spark_jars.pyspark_version()}-{_java_tag()}-"
+
+
+def _java_tag() -> str:
+    return f"java{driver_jdk.feature_release(driver_jdk.java()) or 'unknown'}"
 
 
 def archive_key(jars: Sequence[Path]) -> str:
-    java = shutil.which("java", path=_java_path()) or "java"
-    facts = [os.path.realpath(java), _java_version(java), spark_jars.pyspark_version()]
+    java = driver_jdk.java()
+    facts = [os.path.realpath(java), driver_jdk.version(java), spark_jars.pyspark_version()]
     for jar in jars:
         stat = jar.stat()
         facts.append(f"{jar.name}:{stat.st_size}:{stat.st_mtime_ns}")
@@ -108,10 +116,14 @@ def record(jars: Sequence[Path], say: Callable[[str], None] = print) -> Path | N
 
 
 def prune(kept: Path) -> None:
-    """Delete the archives of this Spark version other than `kept` (an older JDK or jar set); those
-    of other Spark versions belong to other installations sharing the cache, and stay."""
-    for stale in archive_dir().glob(f"driver-{spark_jars.pyspark_version()}-*.jsa"):
-        if stale != kept:
+    """Delete the archives of this Spark version and Java release other than `kept` (an older update of
+    the JDK, another jar set), and those named before archives carried their Java release. Those of
+    other Spark versions belong to other installations sharing the cache, and those of other Java
+    releases to another choice of the drivers' JDK (switching back finds its own): they stay."""
+    spark_prefix = f"driver-{spark_jars.pyspark_version()}-"
+    for stale in archive_dir().glob(f"{spark_prefix}*.jsa"):
+        rest = stale.name.removeprefix(spark_prefix)
+        if stale != kept and (rest.startswith(f"{_java_tag()}-") or not rest.startswith("java")):
             stale.unlink(missing_ok=True)
 
 
@@ -174,15 +186,3 @@ def _wait_for_replication(bootstrap: str, topic: str, count: int, app: subproces
     finally:
         consumer.close()
 
-
-def _java_path() -> str:
-    java_home = os.environ.get("JAVA_HOME")
-    return os.pathsep.join(filter(None, [f"{java_home}/bin" if java_home else "", os.environ.get("PATH", "")]))
-
-
-@functools.cache
-def _java_version(java: str) -> str:
-    try:
-        return subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"

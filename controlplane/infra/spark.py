@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from controlplane.infra import maven
+from controlplane.infra import driver_jdk, maven
 
 JAVA_MODULE = Path(__file__).resolve().parents[2] / "spark_runtime" / "java"
 ENTRY_POINT = Path(__file__).resolve().parents[2] / "spark_runtime" / "main.py"
@@ -76,10 +76,11 @@ def submit_argv(name: str, master: str, config_path: Path, jars: Sequence[Path],
 
 
 def submit_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """spark-submit's environment: the driver and its Python workers run this interpreter, with the
-    project on the path."""
-    return dict(os.environ if base is None else base, PYSPARK_PYTHON=sys.executable,
-                PYSPARK_DRIVER_PYTHON=sys.executable, PYTHONPATH=str(ENTRY_POINT.parents[1]))
+    """spark-submit's environment: the driver JVM on the drivers' JDK (`driver_jdk`), the driver and
+    its Python workers on this interpreter, with the project on the path. Raises DriverJdkError."""
+    env = driver_jdk.submit_env(os.environ if base is None else base)
+    return dict(env, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+                PYTHONPATH=str(ENTRY_POINT.parents[1]))
 
 
 def _artifact(filename: str) -> str:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from controlplane.infra import processes
-from mirrors.engines.base import Application, Engine, Outcome
+from controlplane.infra import driver_jdk, processes
+from mirrors.engines.base import Application, Engine, EngineError, Outcome
 from mirrors.models import Mirror
 from mirrors.services import runtime, standby
 
@@ -40,7 +40,10 @@ class LocalEngine(Engine):
         return result
 
     def submit(self, mirror: Mirror) -> Application:
-        job = runtime.prepare(mirror)
+        try:
+            job = runtime.prepare(mirror)
+        except driver_jdk.DriverJdkError as error:
+            raise EngineError(str(error)) from error
         pid = standby.claim(mirror, job) or runtime.start(mirror.name, job)
         return Application(id=str(pid), mirror=mirror.name, generation=mirror.generation, state="SUBMITTED", pid=pid)
 

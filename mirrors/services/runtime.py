@@ -277,13 +277,14 @@ class Launch:
 
     @property
     def key(self) -> str:
-        """What the driver is started with, less what names its mirror (`--name`, the last argument),
-        and the application code it loads: equal keys, interchangeable processes (a standby driver
-        can serve the mirror)."""
+        """What the driver is started with (its JDK among it), less what names its mirror (`--name`, the
+        last argument), and the application code it loads: equal keys, interchangeable processes (a
+        standby driver can serve the mirror)."""
         argv = list(self.argv[:-1])
         if "--name" in argv:
             del argv[argv.index("--name"):argv.index("--name") + 2]
-        text = json.dumps([argv, self.env.get("SPARK_SUBMIT_OPTS", ""), application_code_version()])
+        text = json.dumps([argv, self.env.get("SPARK_SUBMIT_OPTS", ""), self.env.get("JAVA_HOME", ""),
+                           application_code_version()])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

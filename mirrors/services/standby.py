@@ -34,7 +34,7 @@ import psutil
 from django.conf import settings
 from django.utils import timezone
 
-from controlplane.infra import priority, processes
+from controlplane.infra import driver_jdk, priority, processes
 from mirrorcore import standby_folder
 from mirrors.models import Cluster, Deployment, Mirror
 from mirrors.services import runtime
@@ -161,7 +161,11 @@ def maintain() -> None:
     pool = standbys()
     if not pool and count == 0:
         return
-    key = launch_key()
+    try:
+        key = launch_key()
+    except driver_jdk.DriverJdkError as error:
+        log.warning("no standby driver can start: %s", error)
+        return
     if any(standby.alive and standby.claim is None and standby.key != key for standby in pool):
         key = launch_key(fresh=True)  # a standby is stopped only for differing from the key of now
     waiting: list[Standby] = []

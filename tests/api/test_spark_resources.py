@@ -182,3 +182,32 @@ def test_driver_jvm_options_are_the_inherited_ones_ours_and_the_class_archive(ap
                                                    f"{class_archive.QUIET}")
     assert spawned["env"]["PYTHONPATH"] == str(spark_jars.ENTRY_POINT.parents[1])
     assert spawned["argv"][-1].startswith("--config=")
+
+
+def test_drivers_run_on_the_configured_jdk_and_a_missing_one_is_refused_by_name(api, clusters, monkeypatch,
+                                                                                 tmp_path):
+    from mirrors.engines.base import EngineError
+    from mirrors.engines.local import LocalEngine
+    from tests.unit.test_driver_jdk import fake_jdk
+
+    monkeypatch.setenv("MIRRORPLANE_CACHE", str(tmp_path / "cache"))
+    jar = tmp_path / "writer.jar"
+    jar.write_bytes(b"jar")
+    monkeypatch.setattr(spark_jars, "runtime_jars", lambda: [jar])
+    spawned = {}
+    monkeypatch.setattr(runtime.processes, "spawn",
+                        lambda argv, log, env, cwd: spawned.update(env=env) or SimpleNamespace(pid=1))
+    assert post_mirror(api).status_code == 201
+    mirror = Mirror.objects.get(name="m1")
+
+    jdk = fake_jdk(tmp_path / "jdk-25", 'openjdk version "25.0.3" 2026-04-21 LTS')
+    monkeypatch.setenv("MIRRORPLANE_SPARK_JAVA_HOME", str(jdk))
+    on_25 = runtime.prepare(mirror)
+    runtime.submit(mirror)
+    assert spawned["env"]["JAVA_HOME"] == str(jdk)
+    monkeypatch.setenv("MIRRORPLANE_SPARK_JAVA_HOME", str(fake_jdk(tmp_path / "jdk-17", 'openjdk version "17"')))
+    assert runtime.prepare(mirror).key != on_25.key, "a standby started on another JDK is not handed mirrors"
+
+    monkeypatch.setenv("MIRRORPLANE_SPARK_JAVA_HOME", str(tmp_path / "no-jdk"))
+    with pytest.raises(EngineError, match=r"MIRRORPLANE_SPARK_JAVA_HOME=.*no-jdk: there is no bin/java"):
+        LocalEngine().submit(mirror)

@@ -345,3 +345,14 @@ def test_the_hosts_cores_read_busy_when_every_core_spins():
         for spinner in spinners:
             spinner.kill()
             spinner.wait()
+
+
+@override_settings(STANDBY_DRIVERS=1)
+def test_a_driver_jdk_without_java_starts_no_standby_and_says_why(settings, monkeypatch, tmp_path, caplog):
+    settings.DATA_DIR = tmp_path / "data"
+    monkeypatch.setattr(standby, "_launch_key", None)
+    monkeypatch.setenv("MIRRORPLANE_SPARK_JAVA_HOME", str(tmp_path / "no-jdk"))
+    with caplog.at_level("WARNING", logger="mirrors.services.standby"):
+        standby.maintain()
+    assert standby.standbys() == []
+    assert "no standby driver can start: MIRRORPLANE_SPARK_JAVA_HOME=" in caplog.text
