@@ -1,8 +1,10 @@
 """JVM settings of the Java candidates, matched to Mirrorplane's driver JVM.
 
-Mirrorplane's driver runs with the collector of MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS (the parallel
-collector by default) and a class-data-sharing archive of its own classes. The "matched" profile gives
-MM2 and the raw copy the same: that collector and an archive of their own classes, recorded once per
+Mirrorplane's driver runs on the drivers' JDK (MIRRORPLANE_SPARK_JAVA_HOME, `driver_jdk`) with the
+collector of MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS (the parallel collector by default) and a
+class-data-sharing archive of its own classes. MM2, the raw copy and Kafka's perf tools run on the same
+JDK (`java()`); the "matched" profile gives MM2 and the raw copy the same collector and an archive of
+their own classes, recorded once per
 JDK and class path by a short training run that copies a small topic with `-XX:ArchiveClassesAtExit`
 (the JVM writes the archive as it exits). A JVM that finds the archive unusable ignores it.
 """
@@ -11,15 +13,19 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from controlplane.infra import paths
+from controlplane.infra import driver_jdk, paths
 from controlplane.infra.class_archive import QUIET
 
 DEFAULT_DRIVER_OPTIONS = "-XX:+UseParallelGC"
 GC_FLAGS = ("-XX:+UseParallelGC", "-XX:+UseG1GC", "-XX:+UseSerialGC", "-XX:+UseZGC", "-XX:+UseShenandoahGC")
+
+
+def java() -> str:
+    """The `java` of the drivers' JDK: every Java candidate and tool runs on it (the brokers do not)."""
+    return driver_jdk.java()
 
 
 def driver_options() -> str:
@@ -47,8 +53,7 @@ def matched(stock: Sequence[str], archive: Path | None) -> list[str]:
 
 def archive_path(name: str, classpath: str, options: Sequence[str]) -> Path:
     """Where the archive of this JDK, class path (jars with size and time) and options lives."""
-    java = shutil.which("java") or "java"
-    facts = [os.path.realpath(java), " ".join(options)]
+    facts = [os.path.realpath(java()), " ".join(options)]
     for entry in classpath.split(":"):
         try:
             stat = Path(entry).stat()

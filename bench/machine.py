@@ -32,8 +32,7 @@ def _read(path: str) -> str:
         return ""
 
 
-def java_version() -> str:
-    java = shutil.which("java")
+def java_version(java: str | None) -> str:
     if not java:
         return "no java"
     result = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
@@ -42,6 +41,7 @@ def java_version() -> str:
 
 
 def facts() -> dict:
+    from bench import jvm
     from controlplane.infra import maven, spark
 
     return {
@@ -50,7 +50,8 @@ def facts() -> dict:
         "cpu_model": cpu_model(_read("/proc/cpuinfo")),
         "kernel": platform.release(),
         "python": platform.python_version(),
-        "java": java_version(),
+        "java": java_version(shutil.which("java")),  # the brokers'
+        "candidates_java": java_version(jvm.java()),  # Mirrorplane's drivers', MM2's, the raw copy's
         "kafka": maven.KAFKA_VERSION,
         "spark": spark.pyspark_version(),
         "load_average_at_start": list(os.getloadavg()),

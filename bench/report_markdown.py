@@ -75,7 +75,8 @@ def _header(report: dict) -> list[str]:
         f"header ({s['dataset_mb']:,.0f} MB of payload), {s['partitions']} partitions, {s['repetitions']} "
         f"repetition(s), the candidates' order alternating. Machine: {m.get('cpu_model', '?')}, "
         f"{m.get('cores', '?')} cores, {m.get('memory_gb', '?')} GB; Kafka {m.get('kafka', '?')} (one KRaft broker "
-        f"per cluster, same host), Spark {m.get('spark', '?')}, {m.get('java', '?')}. "
+        f"per cluster, same host, {m.get('java', '?')}), Spark {m.get('spark', '?')}, the candidates on "
+        f"{m.get('candidates_java') or m.get('java', '?')}. "
         f"{report.get('generated_at', '')}",
     ]
     loads = [(when, m[key][0]) for when, key in (("start", "load_average_at_start"), ("end", "load_average_at_end"))

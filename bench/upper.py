@@ -11,12 +11,12 @@ version from Maven Central, with the broker's classpath besides.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench import jvm
 from bench.cluster import create_topic, delete_topics
 from bench.measure import ResourceSampler
 from controlplane.infra import maven, processes
@@ -94,7 +94,7 @@ class UpperBounds:
         log = self.work_dir / f"{label}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         log.unlink(missing_ok=True)
-        argv = [shutil.which("java") or "java", *JVM_OPTIONS, "-cp", self.classpath, main, *arguments]
+        argv = [jvm.java(), *JVM_OPTIONS, "-cp", self.classpath, main, *arguments]
         process = processes.spawn(argv, log)
         sampler = ResourceSampler({"tool": lambda: [process.pid]}).start()
         started = time.monotonic()

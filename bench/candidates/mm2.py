@@ -16,7 +16,6 @@ source tasks really ran, the source tasks' consumers (client.id ending
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -209,7 +208,7 @@ class MirrorMaker2(Candidate):
         self.properties.write_text(mm2_properties(spec.alias, self.env.source, TARGET, self.env.target,
                                                   spec.topic, spec.tasks, producer, consumer_settings(spec.steady)))
         (folder / "log4j2.properties").write_text(LOG4J2.format(log=folder / "mm2.log"))
-        argv = [shutil.which("java") or "java", *options,
+        argv = [jvm.java(), *options,
                 f"-Dlog4j2.configurationFile={folder / 'log4j2.properties'}",
                 "-cp", self.classpath, MAIN_CLASS, str(self.properties)]
         self.process = processes.spawn(argv, folder / "stdout.log")

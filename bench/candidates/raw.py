@@ -10,7 +10,6 @@ its own (bench/jvm.py), as the `mm2` candidate.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -74,7 +73,7 @@ class RawCopy(Candidate):
         config = {"compression.type": spec.compression} if spec.compression != "none" else None
         create_topic(self.env.target, spec.remote_topic, spec.partitions, config)
         self.log = self.env.work_dir / "raw" / f"{spec.label}.log"
-        argv = [shutil.which("java") or "java", *options, "-cp", self.classpath, MAIN_CLASS,
+        argv = [jvm.java(), *options, "-cp", self.classpath, MAIN_CLASS,
                 self.env.source, self.env.target, spec.topic, spec.remote_topic, str(spec.partitions), str(spec.tasks),
                 spec.compression]
         self.effective_tasks = min(spec.tasks, spec.partitions)

@@ -28,8 +28,7 @@ print(f"session and first job {time.monotonic() - started:.2f}")
 
 def submit(script: Path, jars: list[Path], java_options: str) -> tuple[subprocess.CompletedProcess, float, float]:
     """Runs the probe; returns the result, its wall seconds and the CPU seconds of its processes."""
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-               SPARK_SUBMIT_OPTS=java_options)
+    env = spark_jars.submit_env(dict(os.environ, SPARK_SUBMIT_OPTS=java_options))  # on the drivers' JDK
     argv = [str(Path(sys.executable).parent / "spark-submit"), "--master", "local[1]",
             "--conf", f"spark.jars={','.join(str(jar) for jar in jars)}", str(script)]
     before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()

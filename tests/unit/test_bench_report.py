@@ -50,7 +50,8 @@ SETTINGS = {"records": 2_000_000, "record_bytes": 1024, "key_bytes": 16, "partit
                                                         "receive.buffer.bytes": "65536"},
                                             "steady": {"max.poll.records": "500", "fetch.min.bytes": "1"}}}}
 MACHINE = {"cpu_model": "Test CPU", "cores": 2, "memory_gb": 23.4, "kafka": "4.3.1", "spark": "4.0.0",
-           "java": "openjdk version 17.0.1", "load_average_at_start": [0.5, 1.0, 1.5],
+           "java": "openjdk version 17.0.1", "candidates_java": "openjdk version 25.0.3",
+           "load_average_at_start": [0.5, 1.0, 1.5],
            "load_average_at_end": [19.7, 18.0, 15.0]}
 
 
@@ -149,6 +150,8 @@ def test_markdown_tables():
     assert "Main dataset: 2,000,000 records of 1024 B with 16-byte keys" in text
     assert ("Load average (1 min) at the start 0.5 and at the end 19.7 (at the end it includes the benchmark's own "
             "processes; well above 2 means other work shared the cores).") in text
+    assert ("Kafka 4.3.1 (one KRaft broker per cluster, same host, openjdk version 17.0.1), Spark 4.0.0, the "
+            "candidates on openjdk version 25.0.3.") in text
     assert "## Backfill 1024B: 2,000,000 records of 1,024 B, compression none" in text
     assert ("| Mirrorplane | 2 | 2 | 150,000 (135,000-180,000) | 150.0 (135.0-180.0) | 100,000 (90,000-120,000) "
             "| 10.0 | 2.0 | 12.0 | 0.012 | 800 | 30.0 | 3 (1 failed) |") in text
