@@ -254,6 +254,11 @@ def _fairness_lines(settings: dict) -> list[str]:
     if brokers:
         storage = ", partitions in memory (tmpfs)" if brokers.get("storage") == "memory" else ""
         lines.append(f"- Brokers (one KRaft broker per cluster): JVM `{brokers.get('jvm')}`{storage}")
+    for warm_up in settings.get("broker_warm_ups") or []:
+        failed = f"; failed: {'; '.join(warm_up['errors'])}" if warm_up.get("errors") else ""
+        lines.append(f"  - warmed up before {warm_up['dataset']}'s first run (untimed, {warm_up['seconds']} s): "
+                     f"kafka-consumer-perf-test read {warm_up['records']:,} of its records from the source, "
+                     f"kafka-producer-perf-test wrote {warm_up['records']:,} to a scratch topic on the target{failed}")
     mp = settings.get("mirrorplane")
     if mp:
         threads = f" with {mp['local_task_threads']} task threads" if mp.get("local_task_threads") else ""

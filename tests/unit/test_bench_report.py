@@ -41,6 +41,7 @@ SETTINGS = {"records": 2_000_000, "record_bytes": 1024, "key_bytes": 16, "partit
                          {"name": "1024B-lz4", "records": 500_000, "record_bytes": 1024, "compression": "lz4"}],
             "latency_max_rates": {"mirrorplane": {"records_per_second": 120_000.0, "source": "median steady"}},
             "brokers": {"jvm": "-Xms512m -Xmx512m -XX:+UseG1GC", "storage": "memory"},
+            "broker_warm_ups": [{"dataset": "1024B", "records": 1_000_000, "seconds": 14.2, "errors": []}],
             "mirrorplane": {"spark_master": "local[2]", "driver_memory": "1g", "driver_java_release": 25,
                             "driver_java_options": "-XX:+UseParallelGC", "standby_drivers": 1},
             "mm2": {"jvm": "-Xmx2G -XX:+UseParallelGC", "class_archive": "/x.jsa",
@@ -177,7 +178,9 @@ def test_markdown_tables():
     assert "- MirrorMaker 2: JVM `-Xmx2G -XX:+UseParallelGC`, class archive yes" in text
     assert "- Mirrorplane: local[2], driver 1g on Java 25, JVM `-XX:+UseParallelGC`, class archive none" in text
     assert ("- Brokers (one KRaft broker per cluster): JVM `-Xms512m -Xmx512m -XX:+UseG1GC`, partitions in memory "
-            "(tmpfs)\n") in text
+            "(tmpfs)\n  - warmed up before 1024B's first run (untimed, 14.2 s): kafka-consumer-perf-test read "
+            "1,000,000 of its records from the source, kafka-producer-perf-test wrote 1,000,000 to a scratch topic "
+            "on the target\n") in text
     assert ("producer in effect (from its log): `acks=-1`, `linger.ms=5`, `batch.size=262144`, "
             "`send.buffer.bytes=131072`\n") in text
     assert ("consumer in effect for a backlog (from its log): `max.poll.records=10000`, `fetch.min.bytes=1`, "
