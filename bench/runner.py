@@ -35,7 +35,6 @@ from bench.stats import median
 from bench.upper import UpperBounds
 
 SETTLE_SECONDS = 3.0
-WARM_UP_RECORDS = 1_000_000  # per dataset, through each broker, before its first run
 
 
 def derived_max_rate(runs: list[dict], candidate: str, tasks: int) -> tuple[float | None, str]:
@@ -219,26 +218,10 @@ class Benchmark:
         return tasks
 
     def warm_up_brokers(self, dataset: Dataset) -> None:
-        """Kafka's perf tools through both brokers before a dataset's first run, untimed: the source
-        broker serves fetches of the dataset and the target broker appends produced batches of its size
-        and codec. Without it the first run of an invocation paid for the brokers' JIT compiling those
-        paths: about three times the brokers' CPU of later runs of the same candidate."""
-        if self.tools is None:
-            return
-        records = min(dataset.records, WARM_UP_RECORDS)
-        label = f"warm-up-{dataset.name.lower()}"
-        say(f"warming the brokers up for {dataset.name}: {records:,} records read from the source and written "
-            f"to a scratch topic on the target (untimed)")
-        consumer = self.tools.consumer(label, dataset.topic, records)
-        producer = self.tools.producer(label, records, dataset.record_bytes, self.options.partitions,
-                                       dataset.compression)
-        entry = {"dataset": dataset.name, "records": records,
-                 "seconds": round(consumer["seconds"] + producer["seconds"], 1),
-                 "errors": [r["error"] for r in (consumer, producer) if r["error"]]}
-        self.settings.setdefault("broker_warm_ups", []).append(entry)
-        for error in entry["errors"]:
-            say(f"  warm-up: {error}")
-        time.sleep(SETTLE_SECONDS)
+        if self.tools is not None:
+            self.settings.setdefault("broker_warm_ups", []).append(
+                self.tools.warm_up(dataset, self.options.partitions, say))
+            time.sleep(SETTLE_SECONDS)
 
     def backfills(self, dataset: Dataset, variant: int) -> None:
         names = tuple(self.candidates)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from bench import jvm
 from bench.cluster import create_topic, delete_topics
+from bench.datasets import Dataset
 from bench.measure import ResourceSampler
 from controlplane.infra import maven, processes
 
@@ -27,6 +28,7 @@ CONSUMER_MAIN = "org.apache.kafka.tools.ConsumerPerformance"
 JVM_OPTIONS = ("-Xms512m", "-Xmx1g", "-XX:+UseG1GC", "-Djava.awt.headless=true")
 PRODUCER_PROPS = {"acks": "all", "enable.idempotence": "true", "linger.ms": "20", "batch.size": "1048576",
                   "buffer.memory": "268435456", "max.request.size": "16777216"}
+WARM_UP_RECORDS = 1_000_000  # per dataset, through each broker, before its first run
 PRODUCER_TOTAL = re.compile(r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\)")
 
 
@@ -89,6 +91,22 @@ class UpperBounds:
         argv = ["--bootstrap-server", self.source, "--topic", topic, "--messages", str(records),
                 "--timeout", "60000", "--hide-header", "--group", f"perf-{label}"]
         return self._run(f"consumer-{label}", CONSUMER_MAIN, argv, parse_consumer)
+
+    def warm_up(self, dataset: Dataset, partitions: int, say: Callable[[str], None]) -> dict:
+        """Both tools once, untimed, before a dataset's first run: the source broker serves fetches of
+        the dataset and the target broker appends batches of its size and codec. Without it the first
+        run of an invocation paid for the brokers' JIT compiling those paths: about three times the
+        brokers' CPU of later runs of the same candidate."""
+        records, label = min(dataset.records, WARM_UP_RECORDS), f"warm-up-{dataset.name.lower()}"
+        say(f"warming the brokers up for {dataset.name}: {records:,} records read from the source and written "
+            f"to a scratch topic on the target (untimed)")
+        consumer = self.consumer(label, dataset.topic, records)
+        producer = self.producer(label, records, dataset.record_bytes, partitions, dataset.compression)
+        errors = [run["error"] for run in (consumer, producer) if run["error"]]
+        for error in errors:
+            say(f"  warm-up: {error}")
+        return {"dataset": dataset.name, "records": records,
+                "seconds": round(consumer["seconds"] + producer["seconds"], 1), "errors": errors}
 
     def _run(self, label: str, main: str, arguments: list[str], parse: Callable[[str], dict | None]) -> dict:
         log = self.work_dir / f"{label}.log"
