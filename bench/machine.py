@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import platform
 import shutil
-import subprocess
 from pathlib import Path
 
 import psutil
+
+from controlplane.infra import driver_jdk
 
 
 def memory_gb() -> float:
@@ -35,8 +36,7 @@ def _read(path: str) -> str:
 def java_version(java: str | None) -> str:
     if not java:
         return "no java"
-    result = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
-    lines = (result.stderr or result.stdout).splitlines()
+    lines = driver_jdk.version(java).splitlines()
     return lines[0].replace('"', "") if lines else "unknown"
 
 

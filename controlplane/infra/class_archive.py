@@ -120,10 +120,10 @@ def prune(kept: Path) -> None:
     the JDK, another jar set), and those named before archives carried their Java release. Those of
     other Spark versions belong to other installations sharing the cache, and those of other Java
     releases to another choice of the drivers' JDK (switching back finds its own): they stay."""
-    spark_prefix = f"driver-{spark_jars.pyspark_version()}-"
+    spark_prefix, same_release = f"driver-{spark_jars.pyspark_version()}-", f"{_java_tag()}-"
     for stale in archive_dir().glob(f"{spark_prefix}*.jsa"):
         rest = stale.name.removeprefix(spark_prefix)
-        if stale != kept and (rest.startswith(f"{_java_tag()}-") or not rest.startswith("java")):
+        if stale != kept and (rest.startswith(same_release) or not rest.startswith("java")):
             stale.unlink(missing_ok=True)
 
 
