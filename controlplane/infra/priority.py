@@ -5,13 +5,21 @@ Linux keeps a nice value per thread, and a new thread inherits its creator's: a 
 `nice` runs niced in every thread, and giving it its priority back means renicing each of its threads.
 Lowering a nice value needs root (CAP_SYS_NICE) or an RLIMIT_NICE that allows it (systemd's LimitNICE=);
 without either a standby is started at full priority, as it could never be given its priority back.
+
+With the kernel's autogroup scheduling (on by default in most distributions' kernels), the scheduler first
+shares the cores between sessions, and a thread's nice value only counts against threads of its own
+session. Every process we start has a session of its own (controlplane.infra.processes.spawn), so its
+threads' nice values alone change nothing against the mirrors: the session's nice value
+(`/proc/<pid>/autogroup`) is lowered beside them, and given back with them.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import resource
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -102,3 +110,58 @@ def restore(pids: Iterable[int], passes: int = 3) -> int:
         if this_pass == 0:
             break
     return changed
+
+
+AUTOGROUP_ENABLED = Path("/proc/sys/kernel/sched_autogroup_enabled")
+
+
+def session_niceness(pid: int | str = "self") -> int | None:
+    """The nice value of the autogroup (session) of `pid`; None without autogroup scheduling or process."""
+    try:
+        if AUTOGROUP_ENABLED.read_text().strip() != "1":
+            return None
+        # "/autogroup-123 nice 10"
+        return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def set_session_niceness(pid: int, niceness: int) -> bool:
+    """Give the session of `pid`, when it is not this process's, the nice value `niceness`.
+
+    The kernel takes one such change per 0.1 s from a process without CAP_SYS_ADMIN (EAGAIN), and a
+    value below 0 only with CAP_SYS_NICE."""
+    if session_niceness(pid) is None:
+        return False
+    try:
+        if os.getsid(pid) == os.getsid(0):
+            return False  # this very session: the worker itself would yield its cores
+    except ProcessLookupError:
+        return False
+    for _ in range(10):
+        try:
+            Path(f"/proc/{pid}/autogroup").write_text(str(niceness))
+            return True
+        except OSError as error:
+            if error.errno != errno.EAGAIN:
+                log.warning("could not set the session nice value of process %d to %d: %s", pid, niceness, error)
+                return False
+            time.sleep(0.1)
+    return False
+
+
+def lower_session(pid: int, increment: int) -> bool:
+    """Lower the session of `pid` (started by us, in a session of its own) by `increment` below this
+    process's session; whether it was lowered."""
+    own = session_niceness()
+    if increment <= 0 or own is None or (own < 0 and not can_restore(own)):
+        return False
+    return set_session_niceness(pid, min(19, own + increment))
+
+
+def restore_session(pid: int) -> bool:
+    """Give the session of `pid` this process's session nice value back; whether it changed."""
+    own, current = session_niceness(), session_niceness(pid)
+    if own is None or current is None or current == own:
+        return False
+    return set_session_niceness(pid, own)

@@ -7,11 +7,11 @@ own would be (same master, memory, jars and JVM options: the launch key). A mirr
 key is the standby's claims it (mirrorcore.standby_folder) and its application runs at once; any
 other mirror, or a pass that finds no standby ready, starts a driver of its own as before.
 
-A standby starts and waits MIRRORPLANE_STANDBY_NICE levels below the worker's priority, so that its
-start yields the cores to running mirrors; claimed, every thread of it gets full priority back. A
-backfill still copied more slowly while the next standby started beside it (docs/benchmarks.md), so the
-next standby starts only while the host's cores are less than MIRRORPLANE_STANDBY_REFILL_BELOW_BUSY_PCT
-busy; meanwhile the standby root's `refill-deferred` says how busy they were.
+A standby starts and waits MIRRORPLANE_STANDBY_NICE levels below the worker's priority (its threads and,
+with the kernel's autogroup scheduling, its session: controlplane/infra/priority.py), so that its start
+yields the cores to running mirrors; claimed, it gets full priority back. The next standby starts only
+while the host's cores are less than MIRRORPLANE_STANDBY_REFILL_BELOW_BUSY_PCT busy; meanwhile the
+standby root's `refill-deferred` says how busy they were.
 
 A claimed standby is the mirror's driver in every respect: the process table shows it as the
 mirror's (mirrors.services.runtime), it is stopped and killed the same way, and the mirror's
@@ -309,6 +309,7 @@ def start() -> Path:
     standby_folder.write_atomically(folder / standby_folder.LAUNCH_KEY, job.key)
     argv = priority.lowered(job.argv, settings.STANDBY_NICE)
     pid = processes.spawn(argv, folder / standby_folder.LOG, env=job.env, cwd=folder).pid
+    priority.lower_session(pid, settings.STANDBY_NICE)  # its threads' nice values count only in its session
     standby_folder.write_atomically(folder / "pid", str(pid))
     log.info("started standby driver %s (pid %d)", folder.name, pid)
     return folder
@@ -327,6 +328,7 @@ def claim(mirror: Mirror, job: runtime.Launch) -> int | None:
         if not processes.is_alive(leader, standby_folder.marker(standby.folder)):
             continue  # it died as it was claimed: the pool clears it away
         priority.restore({leader, *standby.pids})  # it waited niced; now it is a mirror's driver
+        priority.restore_session(leader)
         _link_log(standby.folder / standby_folder.LOG, runtime.work_dir(mirror.name) / runtime.DRIVER_LOG)
         log.info("mirror %s: standby driver %s (pid %d) runs its application", mirror.name,
                  standby.folder.name, leader)

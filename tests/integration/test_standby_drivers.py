@@ -34,6 +34,13 @@ def thread_niceness(driver: standby.Standby) -> set[int]:
     return set(priority.niceness_by_thread([driver.leader, *driver.pids]).values())
 
 
+def session_niceness(driver: standby.Standby, worker_pid: int, increment: int) -> tuple[int | None, int | None]:
+    """The standby's session nice value and the one expected, `increment` below the worker's session (both
+    None without the kernel's autogroup scheduling)."""
+    worker = priority.session_niceness(worker_pid)
+    return priority.session_niceness(driver.leader), None if worker is None else min(19, worker + increment)
+
+
 def ready_standbys() -> list[standby.Standby]:
     return [s for s in standby.standbys() if s.alive and s.ready and s.claim is None]
 
@@ -60,6 +67,10 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         figures(f"standby driver ready {time.monotonic() - started:.1f} s after the worker started")
         own = priority.own_niceness()
         assert thread_niceness(waiting) == {own + STANDBY_NICE}, "a standby waits at a lower priority"
+        worker = control_plane["pid"]
+        actual, expected_session = session_niceness(waiting, worker, STANDBY_NICE)
+        assert actual == expected_session, "and so does its session, where its threads' nice values count"
+        expected_session_lowered = expected_session
         # The pool hands it a registered cluster, against which its Java Kafka clients make their first
         # requests, Spark's Kafka source runs a micro-batch query and the slot source a real-time one.
         warmed = wait_for(lambda: standby_folder.warm_up_outcome(waiting.folder), 60, "the standby's Kafka warm-up")
@@ -89,6 +100,8 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         assert status["application"]["state"] == "running"
         assert runtime.running_apps()[name].drivers == [waiting.leader]
         assert thread_niceness(waiting) == {own}, "a claimed standby runs its mirror at full priority"
+        actual, expected_session = session_niceness(waiting, worker, 0)
+        assert actual == expected_session, "in a session at the worker's priority"
         log = (runtime.work_dir(name) / runtime.DRIVER_LOG).read_text()
         assert f"claimed for mirror {name}" in log and "Kafka warmed up against west" in log
         assert "falling behind" not in log and "warm-up" not in log, "the warm-up leaves no warnings to the mirror"
@@ -97,6 +110,7 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         [refill] = wait_for(lambda: ready_standbys() or None, READY_WITHIN, "the next standby driver")
         assert refill.folder != waiting.folder
         assert thread_niceness(refill) == {own + STANDBY_NICE}
+        assert session_niceness(refill, worker, STANDBY_NICE)[0] == expected_session_lowered
 
         # Deleted, the mirror's driver (once the standby) stops; its folder is cleared away.
         assert api.delete(f"/api/v1/mirrors/{name}/").status_code == 204

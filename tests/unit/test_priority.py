@@ -1,4 +1,4 @@
-"""Standby drivers wait niced and get their priority back, in every thread, once claimed."""
+"""Standby drivers wait niced and get their priority back, in every thread and session, once claimed."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from controlplane.infra import priority
+from controlplane.infra import priority, processes
 
 # A process with three threads of its own and a child process with one more.
 THREADED = """
@@ -80,3 +81,55 @@ def test_restoring_a_process_that_is_gone_changes_nothing():
     process = subprocess.Popen([sys.executable, "-c", "pass"])
     process.wait()
     assert priority.restore([process.pid]) == 0
+
+
+# -- the session's nice value (the kernel's autogroup scheduling) ---------------------------------
+
+BURN = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass\n"
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_lowered_session_yields_the_cores_to_other_sessions_and_gets_its_priority_back(tmp_path):
+    """Busy processes in sessions of their own, one more than the cores, and one more in a lowered
+    session: that one gets a small share while the others run. Its threads' nice value alone would not
+    do it: the others are in sessions of their own."""
+    own = priority.session_niceness()
+    burners = [processes.spawn([sys.executable, "-c", BURN.format(seconds=3)], tmp_path / f"{i}.log")
+               for i in range(os.cpu_count() + 1)]
+    lowered = processes.spawn(["nice", "-n", "10", sys.executable, "-c", BURN.format(seconds=3)],
+                              tmp_path / "lowered.log")
+    try:
+        if own is None:  # no autogroup scheduling: the threads' nice value is all there is
+            assert not priority.lower_session(lowered.pid, 10)
+            return
+        assert priority.lower_session(lowered.pid, 10)
+        assert priority.session_niceness(lowered.pid) == min(19, own + 10)
+        time.sleep(2)
+        shares = sorted(cpu_seconds(b.pid) for b in burners)
+        mine = cpu_seconds(lowered.pid)
+        assert mine < shares[len(shares) // 2] / 3, (mine, shares)
+
+        assert priority.restore_session(lowered.pid)
+        assert priority.session_niceness(lowered.pid) == own
+        assert not priority.restore_session(lowered.pid), "nothing left to change"
+    finally:
+        for process in (*burners, lowered):
+            process.kill()
+            process.wait()
+
+
+def test_this_session_is_never_lowered():
+    before = priority.session_niceness()
+    assert not priority.set_session_niceness(os.getpid(), 10)
+    assert priority.session_niceness() == before
+
+
+def test_a_process_that_is_gone_has_no_session_to_lower():
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    assert not priority.lower_session(process.pid, 10)
+    assert priority.session_niceness(process.pid) is None
