@@ -67,10 +67,11 @@ SPARK_DRIVER_MEMORY = ENV.get("MIRRORPLANE_SPARK_DRIVER_MEMORY", "1g")
 STANDBY_DRIVERS = int(ENV.get("MIRRORPLANE_STANDBY_DRIVERS", "1"))
 # How many nice levels below the worker a standby driver starts and waits (controlplane/infra/priority.py):
 # its start (a JVM, PySpark, Kafka's first requests: about 40 CPU s) then yields the cores to running
-# mirrors. A claimed standby gets its priority back. 0 starts standbys at full priority.
+# mirrors; its session is lowered too (the kernel's autogroup scheduling). A claimed standby gets its
+# priority back. 0 starts standbys at full priority.
 STANDBY_NICE = int(ENV.get("MIRRORPLANE_STANDBY_NICE", "10"))
 # The next standby starts only while the host's cores are less busy than this (% of all cores together,
-# sampled when a refill is due): a standby's start slows a running backfill even niced. 100: regardless.
+# sampled when a refill is due). 100: regardless.
 STANDBY_REFILL_BELOW_BUSY_PCT = float(ENV.get("MIRRORPLANE_STANDBY_REFILL_BELOW_BUSY_PCT", "50"))
 # The parallel collector: 6% faster backfills than G1 on 2 cores (bench, side by side); left out
 # when a mirror's spark.driver.extraJavaOptions chooses its own collector.

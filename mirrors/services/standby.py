@@ -236,7 +236,7 @@ def host_busy_pct() -> float:
 def refill_waits(busy_pct: float) -> bool:
     """Whether the next standby waits: while the host's cores are this busy, its start (about 40 CPU s)
     would slow the mirrors running (a backfill's micro-batches took up to twice as long while one
-    started, niced or not)."""
+    started, before its session was lowered as well as its threads)."""
     limit = settings.STANDBY_REFILL_BELOW_BUSY_PCT
     return limit < 100 and busy_pct >= limit
 
