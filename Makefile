@@ -59,8 +59,10 @@ typecheck: python-packages
 java-test: system-packages python-packages
 	$(PY) -m controlplane.infra.spark test-java
 
-test: install lint typecheck java-test
-	$(PY) -m pytest
+# Two lanes at once (tests/lanes.py): the integration tests, and beside them, at a lower priority on the
+# cores they leave idle, the writer's JUnit tests and the unit and API tests.
+test: install lint typecheck
+	$(PY) -m tests.lanes
 
 # Mirrorplane vs Apache MirrorMaker 2 vs a raw Java copy on two local clusters (three hours or more on 2 cores);
 # options through BENCH_ARGS, e.g. `make bench BENCH_ARGS="--records 200000 --repetitions 1"` (see --help).
