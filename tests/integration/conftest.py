@@ -71,9 +71,10 @@ def control_plane(devstack, django_db_setup, django_db_blocker):
         MIRRORPLANE_REDIS_URL=devstack.redis_url,
         MIRRORPLANE_RECONCILE_SECONDS="1",
         MIRRORPLANE_SPARK_DRIVER_MEMORY="768m",
-        # Standby drivers have tests of their own (test_standby_drivers): elsewhere each mirror starts
-        # a driver of its own, so no standby's start competes with a test's traffic for the cores.
-        MIRRORPLANE_STANDBY_DRIVERS="0",
+        # A standby driver waits, as in production: a mirror without Spark settings of its own starts on
+        # it at once, and the next one starts in a lowered session, on the cores the tests leave idle.
+        MIRRORPLANE_STANDBY_DRIVERS="1",
+        MIRRORPLANE_STANDBY_REFILL_BELOW_BUSY_PCT="100",
         # The YARN test bed's client configuration, there once a test asks for `yarn_cluster`.
         HADOOP_CONF_DIR=str(devstack.root / "hadoop" / "conf"),
         MIRRORPLANE_YARN_SPARK_CONF=json.dumps(LOOPBACK_SPARK_CONF),
@@ -105,10 +106,12 @@ def control_plane(devstack, django_db_setup, django_db_blocker):
 
     def spawn_worker(name: str, **overrides: str) -> int:
         """Another worker with beat and a data folder of its own, standing for a second host (`overrides`:
-        environment variables of its own)."""
+        environment variables of its own). It keeps no standby driver: nothing would stop one left in its
+        folder at the end of the session."""
         data = settings.VAR_DIR / f"data-{name}"
+        own = {"MIRRORPLANE_DATA_DIR": str(data), "MIRRORPLANE_STANDBY_DRIVERS": "0"}
         return processes.spawn(worker_argv(name), settings.VAR_DIR / f"celery-{name}.log", cwd=ROOT,
-                               env=env | {"MIRRORPLANE_DATA_DIR": str(data)} | overrides).pid
+                               env=env | own | overrides).pid
 
     def stop_worker(pid: int) -> None:
         processes.terminate(pid, "celery", grace_seconds=15)
@@ -123,9 +126,12 @@ def control_plane(devstack, django_db_setup, django_db_blocker):
             plane["pid"] = processes.spawn(argv, log, env=env, cwd=ROOT).pid
 
     @contextlib.contextmanager
-    def worker_with(**overrides: str):
-        """The worker replaced, for a while, by one with `overrides` in its environment (same data folder)."""
+    def worker_with(clear_standbys: bool = False, **overrides: str):
+        """The worker replaced, for a while, by one with `overrides` in its environment (same data folder);
+        `clear_standbys`: the standby drivers the previous worker left are stopped before it starts."""
         processes.terminate(plane["pid"], "celery", grace_seconds=15)
+        if clear_standbys:
+            standby.stop_all()
         plane["pid"] = processes.spawn(argv, log, env=env | overrides, cwd=ROOT).pid
         try:
             yield

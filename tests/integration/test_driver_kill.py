@@ -15,7 +15,7 @@ from tests.integration.test_mirror_end_to_end import create_clusters, wait_for_s
 pytestmark = pytest.mark.django_db(transaction=True)
 
 PARTITIONS = 3
-RECORDS = 300_000
+RECORDS = 150_000
 KILLS = 3  # a single kill is the first of these; a kill of a resubmitted driver is the second and third
 
 

@@ -59,9 +59,8 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
     kafka_tools.produce(west, warm_topic, kafka_tools.backfill(20, 1))
     create_clusters(api, devstack)
 
-    # The refill is not held back by a busy host here (tests/api/test_standby_pool.py covers that): the
-    # suite's own processes keep the cores busy.
-    with control_plane["worker_with"](MIRRORPLANE_STANDBY_DRIVERS="1", MIRRORPLANE_STANDBY_REFILL_BELOW_BUSY_PCT="100"):
+    # A worker of its own, with none of the suite's standbys left: this test sees one start and warm up.
+    with control_plane["worker_with"](clear_standbys=True, MIRRORPLANE_STANDBY_DRIVERS="1"):
         started = time.monotonic()
         [waiting] = wait_for(lambda: ready_standbys() or None, READY_WITHIN, "a ready standby driver")
         figures(f"standby driver ready {time.monotonic() - started:.1f} s after the worker started")
@@ -119,6 +118,7 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         wait_for(lambda: not waiting.folder.exists(), 30, "the claimed standby's folder to be cleared")
         assert [s.folder for s in ready_standbys()] == [refill.folder]
 
-    # Back to a worker that keeps none: the unclaimed standby is stopped.
-    wait_for(lambda: not standby.standbys(), 60, "the unclaimed standby to be stopped")
-    assert not processes.find_processes(standby_folder.marker(refill.folder))
+    # A worker that keeps none stops the unclaimed standby.
+    with control_plane["worker_with"](MIRRORPLANE_STANDBY_DRIVERS="0"):
+        wait_for(lambda: not standby.standbys(), 60, "the unclaimed standby to be stopped")
+        assert not processes.find_processes(standby_folder.marker(refill.folder))

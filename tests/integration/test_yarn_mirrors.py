@@ -23,6 +23,7 @@ from tests.integration.test_mirror_end_to_end import create_clusters, make_recor
 pytestmark = pytest.mark.django_db(transaction=True)
 
 PARTITIONS = 3
+RECORDS = 100_000  # the byte-identical copy
 # Small containers: the driver (AM) and one executor per mirror fit the test bed's NodeManagers.
 YARN_SPARK = {"master": "yarn", "driver_memory": "640m", "executor_memory": "512m", "num_executors": 1,
               "executor_cores": 2}
@@ -54,7 +55,7 @@ def test_a_yarn_mirror_copies_byte_identical_records_from_a_driver_in_a_containe
     topic, name = f"yarn-{unique}", f"yarn-{unique}"
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
     kafka_tools.create_topic(east, topic, PARTITIONS)
-    expected = make_records(200_000, PARTITIONS, seed=11)
+    expected = make_records(RECORDS, PARTITIONS, seed=11)
     kafka_tools.produce(east, topic, expected)
     create_clusters(api, devstack)
     created = time.monotonic()
@@ -63,7 +64,7 @@ def test_a_yarn_mirror_copies_byte_identical_records_from_a_driver_in_a_containe
     status = wait_for_status(api, name, lambda s: s["application"]["id"], 240)
     application = status["application"]
     assert application["engine"] == "yarn" and application["id"].startswith("application_")
-    received = kafka_tools.consume_all(west, f"east.{topic}", 200_000, timeout=300)
+    received = kafka_tools.consume_all(west, f"east.{topic}", RECORDS, timeout=300)
     copied = time.monotonic() - created
     assert received == expected, "records differ (partition, key, value, headers or timestamp)"
 
@@ -79,7 +80,7 @@ def test_a_yarn_mirror_copies_byte_identical_records_from_a_driver_in_a_containe
     env = yarn_cluster.submit_env()
     assert hadoop_fs.exists(f"{checkpoint}/source/offsets", env), "no streaming checkpoint on HDFS"
     assert driver_processes_on_this_host(name) == [], "a driver of the mirror runs outside YARN"
-    figures(f"200,000 records copied byte-identical {copied:.1f} s after the POST; driver in YARN container on "
+    figures(f"{RECORDS:,} records copied byte-identical {copied:.1f} s after the POST; driver in YARN container on "
             f"{nodes[app.am_host]}; checkpoint at {checkpoint}")
 
     assert api.delete(f"/api/v1/mirrors/{name}/").status_code == 204
@@ -162,7 +163,7 @@ def test_losing_the_nodemanager_that_hosts_the_driver_loses_nothing(
         api, devstack, yarn_cluster, control_plane, unique, figures):
     """kill -9 of the NodeManager (and its containers) that runs the driver, mid-backfill."""
     topic, name = f"nmloss-{unique}", f"nmloss-{unique}"
-    records = 300_000
+    records = 150_000
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
     kafka_tools.create_topic(east, topic, PARTITIONS)
     expected = kafka_tools.backfill(records, PARTITIONS)
@@ -265,12 +266,12 @@ def test_two_workers_on_two_hosts_keep_one_application_per_mirror(
     then cost about 4% and 2% of a core (measured on the test bed), where a micro-batch mirror taking a
     batch a second (heartbeats) costs about 14% and 6%, and ten of those saturate two cores.
 
-    The suite runs 2 mirrors for 60 s; MIRRORPLANE_HA_MIRRORS and MIRRORPLANE_HA_SECONDS scale it up
+    The suite runs 2 mirrors for 40 s; MIRRORPLANE_HA_MIRRORS and MIRRORPLANE_HA_SECONDS scale it up
     (the test bed's NodeManagers hold about 5 mirrors of this size; MIRRORPLANE_TESTBED_NODEMANAGER_MB
     lets them hold more: 11264 holds 10). Every 10 s each mirror's remote end offset is read: the
     longest time one went without copying a record is reported and bounded."""
     mirrors = int(os.environ.get("MIRRORPLANE_HA_MIRRORS", "2"))
-    seconds = float(os.environ.get("MIRRORPLANE_HA_SECONDS", "60"))
+    seconds = float(os.environ.get("MIRRORPLANE_HA_SECONDS", "40"))
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
     create_clusters(api, devstack)
     names = [f"ha{i}-{unique}" for i in range(mirrors)]
