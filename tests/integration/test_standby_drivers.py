@@ -67,9 +67,8 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         own = priority.own_niceness()
         assert thread_niceness(waiting) == {own + STANDBY_NICE}, "a standby waits at a lower priority"
         worker = control_plane["pid"]
-        actual, expected_session = session_niceness(waiting, worker, STANDBY_NICE)
-        assert actual == expected_session, "and so does its session, where its threads' nice values count"
-        expected_session_lowered = expected_session
+        session, wanted = session_niceness(waiting, worker, STANDBY_NICE)
+        assert session == wanted, "and so does its session, where its threads' nice values count"
         # The pool hands it a registered cluster, against which its Java Kafka clients make their first
         # requests, Spark's Kafka source runs a micro-batch query and the slot source a real-time one.
         warmed = wait_for(lambda: standby_folder.warm_up_outcome(waiting.folder), 60, "the standby's Kafka warm-up")
@@ -99,8 +98,8 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         assert status["application"]["state"] == "running"
         assert runtime.running_apps()[name].drivers == [waiting.leader]
         assert thread_niceness(waiting) == {own}, "a claimed standby runs its mirror at full priority"
-        actual, expected_session = session_niceness(waiting, worker, 0)
-        assert actual == expected_session, "in a session at the worker's priority"
+        session, wanted = session_niceness(waiting, worker, 0)
+        assert session == wanted, "in a session at the worker's priority"
         log = (runtime.work_dir(name) / runtime.DRIVER_LOG).read_text()
         assert f"claimed for mirror {name}" in log and "Kafka warmed up against west" in log
         assert "falling behind" not in log and "warm-up" not in log, "the warm-up leaves no warnings to the mirror"
@@ -109,7 +108,8 @@ def test_a_mirror_takes_a_ready_standby_driver_and_the_pool_refills(api, devstac
         [refill] = wait_for(lambda: ready_standbys() or None, READY_WITHIN, "the next standby driver")
         assert refill.folder != waiting.folder
         assert thread_niceness(refill) == {own + STANDBY_NICE}
-        assert session_niceness(refill, worker, STANDBY_NICE)[0] == expected_session_lowered
+        session, wanted = session_niceness(refill, worker, STANDBY_NICE)
+        assert session == wanted
 
         # Deleted, the mirror's driver (once the standby) stops; its folder is cleared away.
         assert api.delete(f"/api/v1/mirrors/{name}/").status_code == 204
