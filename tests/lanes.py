@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from controlplane.infra import priority
+
 ROOT = Path(__file__).resolve().parents[1]
 LANE_NICENESS = 10
 LANE_VAR_DIR = ROOT / "var" / "test-lane"
@@ -52,13 +54,14 @@ def run_lane() -> int:
 
 
 def start_lane(log, command: list[str]) -> subprocess.Popen:
-    """`command` in a session of its own, its priority lowered: the session's nice value (autogroup) where
-    the kernel has it, the threads' beside it."""
-    lowered = f'echo {LANE_NICENESS} > /proc/$$/autogroup 2>/dev/null; exec nice -n {LANE_NICENESS} "$@"'
+    """`command` in a session of its own, its priority lowered: its threads' nice value and, where the
+    kernel has autogroup scheduling, its session's (priority.lower_session)."""
     env = {key: value for key, value in os.environ.items() if key != "PYTEST_ADDOPTS"}
     env["MIRRORPLANE_TEST_VAR_DIR"] = str(LANE_VAR_DIR)
-    return subprocess.Popen(["bash", "-c", lowered, "lane", *command], stdout=log, stderr=subprocess.STDOUT,
+    lane = subprocess.Popen(["nice", "-n", str(LANE_NICENESS), *command], stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, env=env, cwd=ROOT, start_new_session=True)
+    priority.lower_session(lane.pid, LANE_NICENESS)
+    return lane
 
 
 def run(integration: list[str], lane: list[str], lane_log: Path) -> int:
