@@ -19,11 +19,55 @@ def exiting(status: int) -> list[str]:
 
 
 @pytest.mark.parametrize(("integration", "lane", "expected"), [(0, 0, 0), (0, 3, 3), (2, 0, 2), (2, 3, 2)])
-def test_the_status_is_the_first_failure_of_either_lane(tmp_path, capsys, integration, lane, expected):
+def test_the_status_is_the_first_failure_of_either_lane(tmp_path, capfdbinary, integration, lane, expected):
     assert lanes.run(exiting(integration), exiting(lane), tmp_path / "lane.log") == expected
-    out = capsys.readouterr().out
+    out = capfdbinary.readouterr().out.decode()
     assert "lane says hello" in out, "the lane's output is printed after the integration tests'"
     assert ("Java, unit and API tests: passed" in out) is (lane == 0)
+    assert "least free disk space" in out.splitlines()[-1]
+
+
+PYTEST_LIKE = [sys.executable, "-c", "import sys; print('tests/integration/test_a.py ', end='', flush=True); "
+               "print('.F'); print('FAILED tests/integration/test_a.py::test_b - assert 1 == 2'); "
+               "print('\\x1b[31m==== 1 failed, 1 passed in 2.50s ====\\x1b[0m'); sys.exit(1)"]
+
+
+def test_the_integration_tests_failures_are_repeated_after_the_lane(tmp_path, capfdbinary):
+    assert lanes.run(PYTEST_LIKE, exiting(0), tmp_path / "lane.log") == 1
+    out = capfdbinary.readouterr().out.decode()
+    tail = out[out.index("lane says hello"):]
+    assert "FAILED tests/integration/test_a.py::test_b - assert 1 == 2" in tail
+    assert "==== 1 failed, 1 passed in 2.50s ====" in tail, "without colour codes"
+    assert out.startswith("tests/integration/test_a.py .F"), "the output passes through as it comes"
+
+
+@pytest.mark.parametrize(("line", "kept"), [
+    ("FAILED tests/x.py::test_y - AssertionError", True),
+    ("ERROR tests/x.py::test_z - OperationalError: disk I/O error", True),
+    ("======= 109 passed in 2549.33s (0:42:29) =======", True),
+    ("===== 1071 passed, 883 errors in 445.05s (0:07:25) =====", True),
+    ("========================= short test summary info ==========================", False),
+    ("tests/integration/test_acls.py ....", False),
+    ("    assert result.failed == 0", False),
+])
+def test_summary_lines(line, kept):
+    assert lanes.is_summary_line(line) is kept
+
+
+def test_a_nearly_full_disk_stops_the_suite_before_it_starts(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(lanes, "MIN_FREE_BYTES", 2**62)
+    assert lanes.run(exiting(0), exiting(0), tmp_path / "lane.log") == 1
+    assert "GB free on the file system of" in capsys.readouterr().err
+    assert not (tmp_path / "lane.log").exists(), "neither lane started"
+
+
+def test_the_disk_watch_keeps_the_least_free_space(tmp_path, monkeypatch):
+    readings = iter([900, 500, 700] + [800] * 100)
+    monkeypatch.setattr(lanes.shutil, "disk_usage", lambda path: type("Usage", (), {"free": next(readings)}))
+    with lanes.DiskWatch(tmp_path, interval=0.01) as watch:
+        while watch.least > 500:
+            pass
+    assert watch.least == 500
 
 
 def test_the_lane_runs_lowered_in_a_session_and_a_test_folder_of_its_own(tmp_path, monkeypatch):
