@@ -41,6 +41,11 @@ GB = 1e9
 CLOSING_LINE = re.compile(r"=+ .*\b(passed|failed|errors?|skipped|deselected|no tests ran)\b.* in [0-9.]+s")
 COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
+# Both lanes name the test settings: importing `controlplane` (its Celery app) sets DJANGO_SETTINGS_MODULE
+# to the product's settings in this process's environment, which pytest-django would prefer to the ini
+# file's, and the lanes would share one test database.
+TEST_SETTINGS = "--ds=tests.settings"
+
 # Integration tests that need neither the clusters nor Spark nor a timing of their own (PostgreSQL and the
 # API suite on it) run in the second lane as well.
 LANE_INTEGRATION_TESTS = ["tests/integration/test_postgres.py"]
@@ -49,13 +54,14 @@ LANE_INTEGRATION_TESTS = ["tests/integration/test_postgres.py"]
 def lane_commands() -> list[list[str]]:
     python = sys.executable
     return [[python, "-m", "controlplane.infra.spark", "test-java"],
-            [python, "-m", "pytest", "tests/unit", "tests/api", *LANE_INTEGRATION_TESTS, "-p", "no:cacheprovider"]]
+            [python, "-m", "pytest", TEST_SETTINGS, "tests/unit", "tests/api", *LANE_INTEGRATION_TESTS,
+             "-p", "no:cacheprovider"]]
 
 
 def integration_command(argv: list[str]) -> list[str]:
     ignored = [f"--ignore={path}" for path in LANE_INTEGRATION_TESTS]
     color = ["--color=yes"] if sys.stdout.isatty() else []
-    return [sys.executable, "-m", "pytest", "tests/integration", *ignored, *color, *argv]
+    return [sys.executable, "-m", "pytest", TEST_SETTINGS, "tests/integration", *ignored, *color, *argv]
 
 
 def run_lane() -> int:

@@ -4,6 +4,7 @@ failure fails the whole."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 
 import pytest
@@ -92,3 +93,16 @@ def test_every_test_runs_in_exactly_one_lane():
         assert path in tests and f"--ignore={path}" in integration
         assert (lanes.ROOT / path).is_file()
     assert integration[-1] == "-x", "arguments go to the integration lane's pytest"
+
+
+def test_both_lanes_run_on_the_test_settings_whatever_the_environment_says():
+    """Importing `controlplane` sets DJANGO_SETTINGS_MODULE to the product's settings; the lanes name the
+    test settings, which give each lane its own database and folders."""
+    [_, tests] = lanes.lane_commands()
+    assert lanes.TEST_SETTINGS in tests and lanes.TEST_SETTINGS in lanes.integration_command([])
+    header = subprocess.run(
+        [sys.executable, "-m", "pytest", lanes.TEST_SETTINGS, "tests/unit/test_lanes.py", "--collect-only",
+         "-k", "no_test_has_this_name", "-p", "no:cacheprovider"],
+        env=os.environ | {"DJANGO_SETTINGS_MODULE": "controlplane.settings"}, cwd=lanes.ROOT,
+        capture_output=True, text=True, check=False).stdout
+    assert "settings: tests.settings (from option)" in header, header
