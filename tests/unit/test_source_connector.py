@@ -170,3 +170,14 @@ def test_an_adopted_mirror_starts_after_mm2s_committed_offsets_also_where_the_re
     assert plan.starting_offsets(source._partitions()) == '{"orders": {"0": 110, "1": 5}}'
     report = plan.report()
     assert report["from"] == "mm2-offsets" and report["duplicates"] == 10
+
+
+def test_a_backlog_reads_and_writes_through_4_mb_socket_buffers_unless_told_otherwise():
+    """Spark's source fixes the consumer's receive buffer at 64 KB when none is given."""
+    backlog = connector({}).consumer_options(replication_mode.MICRO_BATCH)
+    assert backlog["kafka.receive.buffer.bytes"] == "4194304"
+    assert connector({}).producer_config(replication_mode.MICRO_BATCH)["send.buffer.bytes"] == "4194304"
+    assert "kafka.receive.buffer.bytes" not in connector({}).consumer_options(replication_mode.REAL_TIME)
+    told = connector({"consumer.receive.buffer.bytes": "-1", "producer.override.send.buffer.bytes": "-1"})
+    assert told.consumer_options(replication_mode.MICRO_BATCH)["kafka.receive.buffer.bytes"] == "-1"
+    assert told.producer_config(replication_mode.MICRO_BATCH)["send.buffer.bytes"] == "-1"
