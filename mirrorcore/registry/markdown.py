@@ -98,6 +98,7 @@ def markdown() -> str:
               "`producer.override.*`, `consumer.*` and `admin.*` pass Kafka client properties to the connectors' "
               "clients, within the override policy. The source connector's record producer starts from "
               f"{producer}; in micro-batches (a backlog) it batches more, with {backlog}, and its consumer "
-              f"reads more per poll, with {polls} (the consumer's own defaults in real-time mode). "
+              f"reads more per poll and per socket read, with {polls} (the consumer's own defaults in "
+              "real-time mode, where Spark's source sets `receive.buffer.bytes=65536`). "
               "`producer.override.*` and `consumer.*` win over these.", ""]
     return "\n".join(lines)
