@@ -318,7 +318,8 @@ class SourceConnector(ReplicationModes, Connector):
     def _stop_query(self) -> None:
         query, self.query = self.query, None
         if query is not None:
-            started = time.monotonic()
+            started, writer = time.monotonic(), self.spark.sparkContext._jvm.io.mirrorplane.spark
+            writer.StopGate.close()  # its tasks in this JVM send no more, even those the kill reaches late
             query.stop()
             stopped = time.monotonic()
             if stopped - started > SLOW_STOP_SECONDS:
@@ -335,8 +336,7 @@ class SourceConnector(ReplicationModes, Connector):
                 self.offset_syncs.emitted += self.batch_syncs
                 self.batch_function, self.batch_syncs = None, 0
             # Its tasks end on their own time (local[N]: in this JVM): let them deliver what they sent.
-            settled = self.spark.sparkContext._jvm.io.mirrorplane.spark.KafkaMirrorWriter.quiesce(30_000)
-            if not settled:
+            if not writer.KafkaMirrorWriter.quiesce(30_000):
                 log.warning("tasks of the stopped query were still copying after 30 s")
                 return
             if time.monotonic() - stopped > SLOW_STOP_SECONDS:

@@ -54,7 +54,8 @@ public final class KafkaMirrorWriter {
     public static List<String> write(Dataset<Row> batch, Map<String, String> producerConfig,
                                      Map<String, String> remoteTopics, int tasks, long maxOffsetLag,
                                      Map<String, String> syncState) {
-        return write(batch, rangesOf(batch), producerConfig, remoteTopics, tasks, maxOffsetLag, syncState);
+        return write(batch, rangesOf(batch), producerConfig, remoteTopics, tasks, maxOffsetLag, syncState,
+            StopGate.generation());
     }
 
     /** The batch's Kafka ranges, or null (said once in the log) when its plan is not a scan of the Kafka source. */
@@ -71,27 +72,32 @@ public final class KafkaMirrorWriter {
         }
     }
 
-    /** Writes one micro-batch whose ranges were read with {@link #rangesOf} (null: its rows are written). */
+    /**
+     * Writes one micro-batch whose ranges were read with {@link #rangesOf} (null: its rows are
+     * written) by tasks of {@link StopGate} generation {@code generation}.
+     */
     static List<String> write(Dataset<Row> batch, List<KafkaBatchInputPartition> ranges,
                               Map<String, String> producerConfig, Map<String, String> remoteTopics, int tasks,
-                              long maxOffsetLag, Map<String, String> syncState) {
+                              long maxOffsetLag, Map<String, String> syncState, long generation) {
         final HashMap<String, String> config = new HashMap<>(producerConfig);
         final HashMap<String, String> topics = new HashMap<>(remoteTopics);
         final HashMap<String, String> state = new HashMap<>(syncState);
         if (ranges == null) {
-            return writeRows(batch, config, topics, tasks, maxOffsetLag, state);
+            return writeRows(batch, config, topics, tasks, maxOffsetLag, state, generation);
         }
         List<SourceRanges.Slice> slices = SourceRanges.slices(ranges, tasks);
         if (slices.isEmpty()) {
             return Collections.emptyList();
         }
-        return SliceJob.run(batch.sparkSession().sparkContext(), slices, config, topics, maxOffsetLag, state);
+        return SliceJob.run(batch.sparkSession().sparkContext(), slices, config, topics, maxOffsetLag, state,
+            generation);
     }
 
     /** One task: its slice of the batch, read and sent as records come. */
     static Iterator<String> copy(Iterator<SourceRanges.Slice> slices, Map<String, String> config,
-                                 Map<String, String> topics, long maxOffsetLag, Map<String, String> syncState) {
-        TaskSink sink = new TaskSink(producer(config), topics, maxOffsetLag, syncState);
+                                 Map<String, String> topics, long maxOffsetLag, Map<String, String> syncState,
+                                 long generation) {
+        TaskSink sink = new TaskSink(producer(config), topics, maxOffsetLag, syncState, generation);
         COPIES.incrementAndGet();
         try {
             while (slices.hasNext()) {
@@ -162,18 +168,20 @@ public final class KafkaMirrorWriter {
 
     private static List<String> writeRows(Dataset<Row> batch, HashMap<String, String> config,
                                           HashMap<String, String> topics, int tasks, long maxOffsetLag,
-                                          HashMap<String, String> state) {
+                                          HashMap<String, String> state, long generation) {
         final Columns columns = new Columns(batch.schema());
         JavaRDD<InternalRow> rows = batch.queryExecution().toRdd().toJavaRDD();
         if (tasks > 0 && rows.getNumPartitions() > tasks) {
             rows = rows.coalesce(tasks); // whole Kafka partitions, in order: no shuffle
         }
-        return rows.mapPartitions(it -> writeRows(it, columns, config, topics, maxOffsetLag, state)).collect();
+        return rows.mapPartitions(it -> writeRows(it, columns, config, topics, maxOffsetLag, state, generation))
+            .collect();
     }
 
     static Iterator<String> writeRows(Iterator<InternalRow> rows, Columns columns, Map<String, String> config,
-                                      Map<String, String> topics, long maxOffsetLag, Map<String, String> syncState) {
-        TaskSink sink = new TaskSink(producer(config), topics, maxOffsetLag, syncState);
+                                      Map<String, String> topics, long maxOffsetLag, Map<String, String> syncState,
+                                      long generation) {
+        TaskSink sink = new TaskSink(producer(config), topics, maxOffsetLag, syncState, generation);
         COPIES.incrementAndGet();
         try {
             return writeRows(rows, columns, sink);

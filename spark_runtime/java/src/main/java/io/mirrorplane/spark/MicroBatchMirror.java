@@ -48,6 +48,8 @@ public final class MicroBatchMirror implements VoidFunction2<Dataset<Row>, Long>
     private final String syncTopic;
     private final HashMap<String, String> syncProducerConfig;
     private final long flushIntervalMs;
+    /** Its batches' tasks send until the query is stopped ({@link StopGate}). */
+    private final long generation = StopGate.generation();
     /** Sync rule state per "topic\tpartition": previous upstream, previous downstream, last synced downstream. */
     private final Map<String, String> states = new ConcurrentHashMap<>();
     private final Map<String, Long> lastSyncAt = new HashMap<>();
@@ -114,7 +116,7 @@ public final class MicroBatchMirror implements VoidFunction2<Dataset<Row>, Long>
         awaitRemotePartitions(ranges);
         int slots = Math.max(1, Math.min(tasksMax, cores(batch.sparkSession().sparkContext())));
         List<String> lines = KafkaMirrorWriter.write(batch, ranges, producerConfig, remoteTopics, slots, maxOffsetLag,
-            states);
+            states, generation);
         List<String> progress = new ArrayList<>();
         List<Sync> syncs = absorb(lines, progress, System.currentTimeMillis());
         if (syncTopic != null) {

@@ -83,6 +83,8 @@ public final class RealTimeMirrorWriter implements RealTimeTask {
     private final String syncTopic;
     private final HashMap<String, String> syncProducerConfig;
     private final int producers;
+    /** Taken on the driver: its tasks send until the query is stopped ({@link StopGate}). */
+    private final long generation = StopGate.generation();
 
     private transient TaskSink sink;
     private transient int known;
@@ -113,7 +115,7 @@ public final class RealTimeMirrorWriter implements RealTimeTask {
         KafkaProducer<byte[], byte[]> syncs = syncTopic == null ? null : syncProducer(syncProducerConfig);
         sink = new TaskSink(KafkaMirrorWriter.producer(producerConfig, producerOf(partitionId, producers)), remoteTopics,
             maxOffsetLag, STATES,
-            syncs == null ? null : key -> emitter(syncs, key));
+            syncs == null ? null : key -> emitter(syncs, key), generation);
         known = 0;
         KafkaMirrorWriter.copyStarted();
         RUNNING.add(this);

@@ -33,7 +33,8 @@ final class SliceJob {
     }
 
     static List<String> run(SparkContext context, List<SourceRanges.Slice> slices, Map<String, String> config,
-                            Map<String, String> topics, long maxOffsetLag, Map<String, String> syncState) {
+                            Map<String, String> topics, long maxOffsetLag, Map<String, String> syncState,
+                            long generation) {
         ClassTag<SourceRanges.Slice> sliceTag = ClassTag$.MODULE$.apply(SourceRanges.Slice.class);
         RDD<SourceRanges.Slice> rdd = context.parallelize(seq(slices), slices.size(), sliceTag);
         List<Object> partitions = new ArrayList<>();
@@ -41,7 +42,7 @@ final class SliceJob {
             partitions.add(i);
         }
         String[][] results = new String[slices.size()][];
-        context.runJob(rdd, new CopySlices(config, topics, maxOffsetLag, syncState), seq(partitions),
+        context.runJob(rdd, new CopySlices(config, topics, maxOffsetLag, syncState, generation), seq(partitions),
             new Collect(results), ClassTag$.MODULE$.apply(String[].class));
         List<String> lines = new ArrayList<>();
         for (String[] result : results) {
@@ -62,19 +63,22 @@ final class SliceJob {
         private final Map<String, String> topics;
         private final long maxOffsetLag;
         private final Map<String, String> syncState;
+        private final long generation;
 
         CopySlices(Map<String, String> config, Map<String, String> topics, long maxOffsetLag,
-                   Map<String, String> syncState) {
+                   Map<String, String> syncState, long generation) {
             this.config = config;
             this.topics = topics;
             this.maxOffsetLag = maxOffsetLag;
             this.syncState = syncState;
+            this.generation = generation;
         }
 
         @Override
         public String[] apply(TaskContext task, scala.collection.Iterator<SourceRanges.Slice> slices) {
             List<String> lines = new ArrayList<>();
-            KafkaMirrorWriter.copy(CollectionConverters.asJava(slices), config, topics, maxOffsetLag, syncState)
+            KafkaMirrorWriter.copy(CollectionConverters.asJava(slices), config, topics, maxOffsetLag, syncState,
+                    generation)
                 .forEachRemaining(lines::add);
             return lines.toArray(new String[0]);
         }

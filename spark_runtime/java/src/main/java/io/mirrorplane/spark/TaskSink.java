@@ -35,6 +35,8 @@ final class TaskSink {
     private final Map<String, PartitionProgress> progress = new LinkedHashMap<>();
     /** Per "topic\tpartition": where its syncs go as they are made (real-time mode), or null. */
     private final Function<String, BiConsumer<Long, Long>> emitters;
+    /** The {@link StopGate} generation of the writer this task belongs to. */
+    private final long generation;
     private String lastTopic;
     private String lastRemote;
     private UTF8String lastTopicBytes;
@@ -43,17 +45,18 @@ final class TaskSink {
     private PartitionProgress lastProgress;
 
     TaskSink(Producer<byte[], byte[]> producer, Map<String, String> remoteTopics, long maxOffsetLag,
-             Map<String, String> syncState) {
-        this(producer, remoteTopics, maxOffsetLag, syncState, null);
+             Map<String, String> syncState, long generation) {
+        this(producer, remoteTopics, maxOffsetLag, syncState, null, generation);
     }
 
     TaskSink(Producer<byte[], byte[]> producer, Map<String, String> remoteTopics, long maxOffsetLag,
-             Map<String, String> syncState, Function<String, BiConsumer<Long, Long>> emitters) {
+             Map<String, String> syncState, Function<String, BiConsumer<Long, Long>> emitters, long generation) {
         this.producer = producer;
         this.remoteTopics = remoteTopics;
         this.maxOffsetLag = maxOffsetLag;
         this.syncState = syncState;
         this.emitters = emitters;
+        this.generation = generation;
     }
 
     /** The first failed send's error, or null. */
@@ -101,6 +104,7 @@ final class TaskSink {
 
     void send(String topic, int partition, long offset, Long timestamp, byte[] key, byte[] value,
               Iterable<Header> headers) {
+        StopGate.check(generation);
         if (!topic.equals(lastTopic)) {
             lastRemote = remoteTopics.get(topic);
             lastTopic = topic;

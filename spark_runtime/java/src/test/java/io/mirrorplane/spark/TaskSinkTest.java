@@ -25,6 +25,7 @@ import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.spark.TaskKilledException;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.unsafe.types.UTF8String;
@@ -63,7 +64,7 @@ class TaskSinkTest {
     @Test
     void eachRecordKeepsItsPartitionKeyValueHeadersAndTimestamp() {
         MockProducer<byte[], byte[]> producer = producer(true);
-        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of());
+        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of(), StopGate.generation());
         List<Header> headers = List.of(new RecordHeader("trace", bytes("t-1")), new RecordHeader("empty", null));
         sink.send("orders", 2, 17, 1_700_000_000_123L, bytes("k"), bytes("value"), headers);
         sink.send("orders", 2, 18, null, null, null, null);
@@ -84,7 +85,7 @@ class TaskSinkTest {
 
     @Test
     void theSummaryHasProgressSyncsAndStatePerSourcePartition() {
-        TaskSink sink = new TaskSink(producer(true), REMOTE, 100, Map.of());
+        TaskSink sink = new TaskSink(producer(true), REMOTE, 100, Map.of(), StopGate.generation());
         sink.send("orders", 0, 10, null, bytes("ab"), bytes("cde"), null);
         sink.send("orders", 0, 11, null, null, bytes("f"), null);
         sink.send("orders", 0, 14, null, bytes("g"), null, null); // 12 and 13 skipped upstream
@@ -106,18 +107,18 @@ class TaskSinkTest {
     @Test
     void thePreviousBatchStateContinuesTheSyncRule() {
         MockProducer<byte[], byte[]> producer = producer(true);
-        TaskSink first = new TaskSink(producer, REMOTE, 100, Map.of());
+        TaskSink first = new TaskSink(producer, REMOTE, 100, Map.of(), StopGate.generation());
         for (long offset = 0; offset < 3; offset++) {
             first.send("orders", 0, offset, null, null, bytes("v"), null);
         }
         assertEquals("T\torders\t0\t2\t2\t0", lines(first).get(2));
 
-        TaskSink next = new TaskSink(producer, REMOTE, 100, Map.of("orders\t0", "2\t2\t0"));
+        TaskSink next = new TaskSink(producer, REMOTE, 100, Map.of("orders\t0", "2\t2\t0"), StopGate.generation());
         next.send("orders", 0, 3, null, null, bytes("v"), null);
         assertEquals(List.of("P\torders\t0\t3\t3\t3\t1\t1", "T\torders\t0\t3\t3\t0"), lines(next));
 
         // a new target partition starts at downstream 0, behind the state's 3: a truncation, hence a sync
-        TaskSink recreated = new TaskSink(producer(true), REMOTE, 100, Map.of("orders\t0", "3\t3\t0"));
+        TaskSink recreated = new TaskSink(producer(true), REMOTE, 100, Map.of("orders\t0", "3\t3\t0"), StopGate.generation());
         recreated.send("orders", 0, 4, null, null, bytes("v"), null);
         assertEquals(List.of("P\torders\t0\t4\t4\t0\t1\t1", "S\torders\t0\t4\t0", "T\torders\t0\t4\t0\t0"),
             lines(recreated));
@@ -126,7 +127,7 @@ class TaskSinkTest {
     @Test
     void aSourceTopicWithoutRemoteTopicIsRefused() {
         MockProducer<byte[], byte[]> producer = producer(true);
-        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of());
+        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of(), StopGate.generation());
         IllegalStateException error = assertThrows(IllegalStateException.class,
             () -> sink.send("unknown", 0, 0, null, null, null, null));
         assertTrue(error.getMessage().contains("unknown"));
@@ -136,7 +137,7 @@ class TaskSinkTest {
     @Test
     void aFailedSendFailsTheTaskOnceEveryRecordIsSettled() {
         MockProducer<byte[], byte[]> producer = producer(false);
-        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of());
+        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of(), StopGate.generation());
         long before = TaskSink.inFlight();
         sink.send("orders", 0, 0, null, null, bytes("a"), null);
         sink.send("orders", 0, 1, null, null, bytes("b"), null);
@@ -154,7 +155,7 @@ class TaskSinkTest {
     @Test
     void summariesWaitForEveryAcknowledgement() {
         MockProducer<byte[], byte[]> producer = producer(false);
-        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of());
+        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of(), StopGate.generation());
         sink.send("orders", 1, 5, null, null, bytes("a"), null);
         sink.send("orders", 1, 6, null, null, bytes("b"), null);
         assertEquals(-1, sink.progress().get("orders\t1").lastDownstream(), "nothing acknowledged yet");
@@ -164,10 +165,28 @@ class TaskSinkTest {
     }
 
     @Test
+    void aTaskOfAStoppedQuerySendsNothingMore() {
+        MockProducer<byte[], byte[]> producer = producer(true);
+        TaskSink stopped = new TaskSink(producer, REMOTE, 100, Map.of(), StopGate.generation());
+        stopped.send("orders", 0, 0, null, null, bytes("a"), null);
+        StopGate.close(); // the driver stops the query
+        TaskKilledException refused = assertThrows(TaskKilledException.class,
+            () -> stopped.send("orders", 0, 1, null, null, bytes("b"), null));
+        assertEquals("the replication query was stopped", refused.reason());
+        TaskSink next = new TaskSink(producer, REMOTE, 100, Map.of(), StopGate.generation()); // the next query's
+        next.send("orders", 0, 1, null, null, bytes("b"), null);
+        assertEquals(List.of("a", "b"), producer.history().stream()
+            .map(record -> new String(record.value(), StandardCharsets.UTF_8)).toList());
+        assertEquals(List.of("P\torders\t0\t0\t0\t0\t1\t1"),
+            lines(stopped).stream().filter(line -> line.startsWith("P")).toList(), "the refused record is not counted");
+    }
+
+    @Test
     void withEmittersSyncsAreHandedOverInsteadOfSummarized() {
         Map<String, List<String>> emitted = new HashMap<>();
         TaskSink sink = new TaskSink(producer(true), REMOTE, 1, Map.of(),
-            key -> (up, down) -> emitted.computeIfAbsent(key, k -> new ArrayList<>()).add(up + "->" + down));
+            key -> (up, down) -> emitted.computeIfAbsent(key, k -> new ArrayList<>()).add(up + "->" + down),
+            StopGate.generation());
         for (long offset = 0; offset < 4; offset++) {
             sink.send("audit", 2, offset, null, null, bytes("v"), null);
         }
@@ -187,7 +206,7 @@ class TaskSinkTest {
     @Test
     void rowsInSparksInternalFormAreSentAsTheRecordsTheyHold() {
         MockProducer<byte[], byte[]> producer = producer(true);
-        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of());
+        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of(), StopGate.generation());
         KafkaMirrorWriter.Columns columns = new KafkaMirrorWriter.Columns(SlotSource.SCHEMA);
         UnsafeProjection projection = UnsafeProjection.create(SlotSource.SCHEMA);
         sink.send(row(projection, "orders", 0, 5, "a", new RecordHeader("trace", bytes("t-1"))), columns);
