@@ -84,11 +84,12 @@ def start_lane(log: IO[bytes], command: list[str]) -> subprocess.Popen:
 
 
 class DiskWatch:
-    """The least free space on `path`'s file system, sampled every `interval` seconds until stopped."""
+    """The least free space on `path`'s file system, sampled every `interval` seconds until stopped;
+    `free`: a reading just taken, if any."""
 
-    def __init__(self, path: Path, interval: float = 5.0) -> None:
+    def __init__(self, path: Path, interval: float = 5.0, free: int | None = None) -> None:
         self.path, self.interval = path, interval
-        self.least = shutil.disk_usage(path).free
+        self.least = shutil.disk_usage(path).free if free is None else free
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, name="disk-watch", daemon=True)
 
@@ -142,7 +143,7 @@ def run(integration: list[str], lane: list[str], lane_log: Path) -> int:
         return 1
     lane_log.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    with lane_log.open("wb") as log, DiskWatch(ROOT) as disk:
+    with lane_log.open("wb") as log, DiskWatch(ROOT, free=free) as disk:
         beside = start_lane(log, lane)
         try:
             integration_status, summary = run_echoing(integration)

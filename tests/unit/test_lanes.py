@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -66,9 +67,17 @@ def test_the_disk_watch_keeps_the_least_free_space(tmp_path, monkeypatch):
     readings = iter([900, 500, 700] + [800] * 100)
     monkeypatch.setattr(lanes.shutil, "disk_usage", lambda path: type("Usage", (), {"free": next(readings)}))
     with lanes.DiskWatch(tmp_path, interval=0.01) as watch:
-        while watch.least > 500:
-            pass
+        deadline = time.monotonic() + 10
+        while watch.least > 500 and time.monotonic() < deadline:
+            time.sleep(0.01)
     assert watch.least == 500
+
+
+def test_the_disk_watch_starts_from_a_reading_it_is_given(tmp_path, monkeypatch):
+    monkeypatch.setattr(lanes.shutil, "disk_usage", lambda path: type("Usage", (), {"free": 800}))
+    with lanes.DiskWatch(tmp_path, interval=60, free=600) as watch:
+        assert watch.least == 600
+    assert watch.least == 600, "the closing reading (800) is not less"
 
 
 def test_the_lane_runs_lowered_in_a_session_and_a_test_folder_of_its_own(tmp_path, monkeypatch):
