@@ -1,10 +1,11 @@
 """JVM settings of the Java candidates, matched to Mirrorplane's driver JVM.
 
 Mirrorplane's driver runs on the drivers' JDK (MIRRORPLANE_SPARK_JAVA_HOME, `driver_jdk`) with the
-collector of MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS (the parallel collector by default) and a
-class-data-sharing archive of its own classes. MM2, the raw copy and Kafka's perf tools run on the same
-JDK (`java()`); the "matched" profile gives MM2 and the raw copy the same collector and an archive of
-their own classes, recorded once per
+collector and JIT inlining limits of MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS (the parallel collector and
+`-XX:MaxInlineLevel=9 -XX:FreqInlineSize=200` by default) and a class-data-sharing archive of its own
+classes. MM2, the raw copy and Kafka's perf tools run on the same JDK (`java()`); the "matched" profile
+gives MM2 and the raw copy the same collector, the same inlining limits and an archive of their own
+classes, recorded once per
 JDK and class path by a short training run that copies a small topic with `-XX:ArchiveClassesAtExit`
 (the JVM writes the archive as it exits). A JVM that finds the archive unusable ignores it.
 """
@@ -19,8 +20,10 @@ from pathlib import Path
 from controlplane.infra import driver_jdk, paths
 from controlplane.infra.class_archive import QUIET
 
-DEFAULT_DRIVER_OPTIONS = "-XX:+UseParallelGC"
+DEFAULT_DRIVER_OPTIONS = "-XX:+UseParallelGC -XX:MaxInlineLevel=9 -XX:FreqInlineSize=200"
+DEFAULT_COLLECTOR = "-XX:+UseParallelGC"
 GC_FLAGS = ("-XX:+UseParallelGC", "-XX:+UseG1GC", "-XX:+UseSerialGC", "-XX:+UseZGC", "-XX:+UseShenandoahGC")
+INLINING_FLAGS = ("-XX:MaxInlineLevel=", "-XX:FreqInlineSize=", "-XX:MaxInlineSize=", "-XX:InlineSmallCode=")
 
 
 def java() -> str:
@@ -36,7 +39,12 @@ def driver_options() -> str:
 def collector(options: str) -> list[str]:
     """The collector flags among JVM options (the parallel collector when none is chosen)."""
     chosen = [flag for flag in options.split() if flag in GC_FLAGS]
-    return chosen or [DEFAULT_DRIVER_OPTIONS]
+    return chosen or [DEFAULT_COLLECTOR]
+
+
+def inlining(options: str) -> list[str]:
+    """The JIT inlining limits among JVM options."""
+    return [flag for flag in options.split() if flag.startswith(INLINING_FLAGS)]
 
 
 def without_collector(options: Sequence[str]) -> list[str]:
@@ -46,9 +54,11 @@ def without_collector(options: Sequence[str]) -> list[str]:
 
 
 def matched(stock: Sequence[str], archive: Path | None) -> list[str]:
-    """A candidate's stock options with Mirrorplane's collector and the candidate's own archive."""
+    """A candidate's stock options with Mirrorplane's collector and inlining limits, and the
+    candidate's own archive."""
     sharing = [f"-XX:SharedArchiveFile={archive}", *QUIET.split()] if archive and archive.is_file() else []
-    return [*without_collector(stock), *collector(driver_options()), *sharing]
+    stock = [o for o in without_collector(stock) if not o.startswith(INLINING_FLAGS)]
+    return [*stock, *collector(driver_options()), *inlining(driver_options()), *sharing]
 
 
 def archive_path(name: str, classpath: str, options: Sequence[str]) -> Path:

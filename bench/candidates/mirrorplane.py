@@ -26,6 +26,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from bench import jvm
 from bench.candidates.base import Candidate, Environment, RunSpec
 from bench.cluster import TARGET
 from controlplane.infra import processes
@@ -353,7 +354,7 @@ class Mirrorplane(Candidate):
                 "driver_java_release": driver_jdk.feature_release(driver_jdk.java()),
                 "local_task_threads": int(os.environ.get("MIRRORPLANE_LOCAL_TASK_THREADS", "0")),
                 "driver_memory": os.environ.get("MIRRORPLANE_SPARK_DRIVER_MEMORY", "1g"),
-                "driver_java_options": os.environ.get("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", "-XX:+UseParallelGC"),
+                "driver_java_options": jvm.driver_options(),
                 "driver_class_archive": str(archive) if archive.is_file() else None,
                 "standby_drivers": self._standby_drivers(),
                 "replication_mode": os.environ.get("MIRRORPLANE_BENCH_REPLICATION_MODE") or "auto",

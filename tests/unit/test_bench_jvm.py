@@ -19,6 +19,7 @@ def test_matched_options_replace_the_collector_and_add_the_archive(tmp_path, mon
     assert "-XX:+UseG1GC" not in options and "-XX:MaxGCPauseMillis=20" not in options
     assert options[:3] == ["-Xms256M", "-Xmx2G", "-server"] and "-XX:+UseParallelGC" in options
     assert not any(o.startswith("-XX:SharedArchiveFile") for o in options)
+    assert options[-2:] == ["-XX:MaxInlineLevel=9", "-XX:FreqInlineSize=200"], "the driver's inlining limits"
     archive = tmp_path / "mm2.jsa"
     assert jvm.matched(JVM_OPTIONS, archive) == options, "no archive file: no archive option"
     archive.write_bytes(b"x")
@@ -44,3 +45,15 @@ def test_record_keeps_an_existing_archive_and_writes_a_new_one(tmp_path):
 
     assert jvm.record(tmp_path / "other.jsa", failing, say=lambda _: None) is None
     assert jvm.record(tmp_path / "empty.jsa", lambda extra: None, say=lambda _: None) is None
+
+
+def test_matched_options_take_the_drivers_inlining_limits_or_none(monkeypatch):
+    monkeypatch.setenv("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", "-XX:+UseG1GC -XX:MaxInlineLevel=12")
+    options = jvm.matched([*JVM_OPTIONS, "-XX:FreqInlineSize=100"], None)
+    assert options[-2:] == ["-XX:+UseG1GC", "-XX:MaxInlineLevel=12"] and "-XX:FreqInlineSize=100" not in options
+    monkeypatch.setenv("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", "-Xss4m")
+    assert not jvm.inlining(" ".join(jvm.matched(JVM_OPTIONS, None)))
+
+
+def test_the_bench_default_is_the_control_planes(settings):
+    assert jvm.DEFAULT_DRIVER_OPTIONS == settings.SPARK_DRIVER_JAVA_OPTIONS
