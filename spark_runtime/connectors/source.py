@@ -318,8 +318,8 @@ class SourceConnector(ReplicationModes, Connector):
     def _stop_query(self) -> None:
         query, self.query = self.query, None
         if query is not None:
-            started, writer = time.monotonic(), self.spark.sparkContext._jvm.io.mirrorplane.spark
-            writer.StopGate.close()  # its tasks in this JVM send no more, even those the kill reaches late
+            started, ours = time.monotonic(), self.spark.sparkContext._jvm.io.mirrorplane.spark
+            ours.StopGate.close()  # its tasks in this JVM send no more, even those the kill reaches late
             query.stop()
             stopped = time.monotonic()
             if stopped - started > SLOW_STOP_SECONDS:
@@ -336,7 +336,7 @@ class SourceConnector(ReplicationModes, Connector):
                 self.offset_syncs.emitted += self.batch_syncs
                 self.batch_function, self.batch_syncs = None, 0
             # Its tasks end on their own time (local[N]: in this JVM): let them deliver what they sent.
-            if not writer.KafkaMirrorWriter.quiesce(30_000):
+            if not ours.KafkaMirrorWriter.quiesce(30_000):
                 log.warning("tasks of the stopped query were still copying after 30 s")
                 return
             if time.monotonic() - stopped > SLOW_STOP_SECONDS:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
 from controlplane.infra import priority
+from mirrorcore.waiting import wait_until
 from tests import lanes
 
 OK = [sys.executable, "-c", "pass"]
@@ -67,9 +67,7 @@ def test_the_disk_watch_keeps_the_least_free_space(tmp_path, monkeypatch):
     readings = iter([900, 500, 700] + [800] * 100)
     monkeypatch.setattr(lanes.shutil, "disk_usage", lambda path: type("Usage", (), {"free": next(readings)}))
     with lanes.DiskWatch(tmp_path, interval=0.01) as watch:
-        deadline = time.monotonic() + 10
-        while watch.least > 500 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: watch.least <= 500, 10, interval=0.01)
     assert watch.least == 500
 
 
