@@ -33,6 +33,10 @@ _METADATA_SLICE_SECONDS = 1.0
 
 # Connection errors that retrying will not cure: stop waiting and report them.
 REFUSED_ERRORS = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL})
+# OpenSSL's reason in a TLS failure. librdkafka reports a failed handshake as _SSL, or as _TRANSPORT when
+# it meets the failure on the socket's read ("error:0A000086:SSL routines::certificate verify failed
+# (after 24ms in state SSL_HANDSHAKE)"); the reason, not the code, says the peer refused us.
+_TLS_REFUSAL = "SSL routines::"
 # Errors that only say "no answer"; librdkafka tells the real reason through error_cb.
 NO_ANSWER_ERRORS = frozenset({KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN})
 
@@ -55,6 +59,14 @@ def kafka_error(error: BaseException) -> KafkaError | None:
 def _code(error: BaseException) -> int | None:
     found = kafka_error(error)
     return found.code() if found is not None else None
+
+
+def refused(error: KafkaError | None) -> bool:
+    """Whether librdkafka's connection error says the cluster refused us (see REFUSED_ERRORS), which
+    retrying will not cure."""
+    if error is None:
+        return False
+    return error.code() in REFUSED_ERRORS or (error.code() == KafkaError._TRANSPORT and _TLS_REFUSAL in error.str())
 
 
 def _no_answer(error: BaseException) -> bool:
@@ -147,7 +159,7 @@ class KafkaAdmin:
     def _raise_if_refused(self) -> None:
         """Serves error_cb; raises the connection error when the cluster refused us (see REFUSED_ERRORS)."""
         self.client.poll(0)
-        if self._connect_error is not None and self._connect_error.code() in REFUSED_ERRORS:
+        if refused(self._connect_error):
             raise KafkaException(self._connect_error) from None
 
     def describe(self) -> ClusterInfo:

@@ -18,10 +18,10 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaExcepti
 from mirrorcore.admin import (
     LEADER_MOVING_ERRORS,
     NO_ANSWER_ERRORS,
-    REFUSED_ERRORS,
     ClusterError,
     describe_error,
     kafka_error,
+    refused,
 )
 from mirrorcore.connection import ClusterConnection
 from mirrorcore.formats import Checkpoint
@@ -81,7 +81,7 @@ class _TopicReader:
                 metadata = self.consumer.list_topics(topic, timeout=min(_SLICE_SECONDS, self.remaining()) or 0.01)
             except KafkaException as error:
                 self.consumer.poll(0)
-                if self.connect_error is not None and self.connect_error.code() in REFUSED_ERRORS:
+                if refused(self.connect_error):
                     raise self.fail(describe_error(KafkaException(self.connect_error))) from None
                 if self.remaining() <= 0:
                     raise self.fail(error) from None
