@@ -46,9 +46,17 @@ COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 # file's, and the lanes would share one test database.
 TEST_SETTINGS = "--ds=tests.settings"
 
-# Integration tests that need neither the clusters nor Spark nor a timing of their own (PostgreSQL and the
-# API suite on it) run in the second lane as well.
-LANE_INTEGRATION_TESTS = ["tests/integration/test_postgres.py"]
+# Integration tests that run in the second lane, after its unit and API tests (pytest node ids or their
+# prefixes). PostgreSQL and the API suite on it need neither the clusters nor Spark. The YARN tests bring
+# their own HDFS and YARN daemons and time nothing in seconds: in the second lane they start a stack of
+# their own (clusters, Redis, a Celery worker) in its test folder, and run while the integration lane waits
+# on Spark and the brokers, instead of after it (about 700 s of the integration lane's 2,800).
+LANE_INTEGRATION_TESTS = [
+    "tests/integration/test_postgres.py",
+    "tests/integration/test_yarn_stack.py",
+    "tests/integration/test_yarn_mirrors.py",
+    "tests/integration/test_checkpoint_loss.py::test_checkpoint_deleted_under_a_running_mirror[yarn]",
+]
 
 
 def lane_commands() -> list[list[str]]:
@@ -59,7 +67,7 @@ def lane_commands() -> list[list[str]]:
 
 
 def integration_command(argv: list[str]) -> list[str]:
-    ignored = [f"--ignore={path}" for path in LANE_INTEGRATION_TESTS]
+    ignored = [f"--deselect={node}" for node in LANE_INTEGRATION_TESTS]
     color = ["--color=yes"] if sys.stdout.isatty() else []
     return [sys.executable, "-m", "pytest", TEST_SETTINGS, "tests/integration", *ignored, *color, *argv]
 

@@ -93,12 +93,24 @@ def test_the_lane_runs_lowered_in_a_session_and_a_test_folder_of_its_own(tmp_pat
     assert var_dir == str(lanes.LANE_VAR_DIR) and addopts == "False"
 
 
+def collected(arguments: list[str]) -> list[str]:
+    """The node ids pytest selects for `arguments`."""
+    listing = subprocess.run([sys.executable, "-m", "pytest", lanes.TEST_SETTINGS, "--collect-only", "-q",
+                              "-p", "no:cacheprovider", *arguments], cwd=lanes.ROOT, capture_output=True,
+                             text=True, check=True).stdout
+    return [line for line in listing.splitlines() if "::" in line]
+
+
 def test_every_test_runs_in_exactly_one_lane():
     [_, tests] = lanes.lane_commands()
     integration = lanes.integration_command(["-x"])
-    for path in lanes.LANE_INTEGRATION_TESTS:
-        assert path in tests and f"--ignore={path}" in integration
-        assert (lanes.ROOT / path).is_file()
+    for node in lanes.LANE_INTEGRATION_TESTS:
+        assert node in tests and f"--deselect={node}" in integration
+        assert (lanes.ROOT / node.partition("::")[0]).is_file()
+    lane_ids = collected(lanes.LANE_INTEGRATION_TESTS)
+    integration_ids = collected(integration[integration.index("tests/integration"):-1])
+    assert any("[yarn]" in node for node in lane_ids) and not any("yarn" in node for node in integration_ids)
+    assert not set(lane_ids) & set(integration_ids)
     assert integration[-1] == "-x", "arguments go to the integration lane's pytest"
 
 
