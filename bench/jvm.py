@@ -20,7 +20,6 @@ from pathlib import Path
 from controlplane.infra import driver_jdk, paths
 from controlplane.infra.class_archive import QUIET
 
-DEFAULT_DRIVER_OPTIONS = "-XX:+UseParallelGC -XX:MaxInlineLevel=9 -XX:FreqInlineSize=200"
 DEFAULT_COLLECTOR = "-XX:+UseParallelGC"
 GC_FLAGS = ("-XX:+UseParallelGC", "-XX:+UseG1GC", "-XX:+UseSerialGC", "-XX:+UseZGC", "-XX:+UseShenandoahGC")
 INLINING_FLAGS = ("-XX:MaxInlineLevel=", "-XX:FreqInlineSize=", "-XX:MaxInlineSize=", "-XX:InlineSmallCode=")
@@ -33,7 +32,7 @@ def java() -> str:
 
 def driver_options() -> str:
     """Mirrorplane's driver JVM options, as the control plane reads them."""
-    return os.environ.get("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", DEFAULT_DRIVER_OPTIONS)
+    return os.environ.get("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", driver_jdk.DEFAULT_JAVA_OPTIONS)
 
 
 def collector(options: str) -> list[str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from controlplane.infra import driver_jdk
 from mirrorcore.overrides.policy import OverridePolicy
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -73,12 +74,8 @@ STANDBY_NICE = int(ENV.get("MIRRORPLANE_STANDBY_NICE", "10"))
 # The next standby starts only while the host's cores are less busy than this (% of all cores together,
 # sampled when a refill is due). 100: regardless.
 STANDBY_REFILL_BELOW_BUSY_PCT = float(ENV.get("MIRRORPLANE_STANDBY_REFILL_BELOW_BUSY_PCT", "50"))
-# The parallel collector: 6% faster backfills than G1 on 2 cores (bench, side by side); left out
-# when a mirror's spark.driver.extraJavaOptions chooses its own collector. Inlining limits (JDK 11's
-# MaxInlineLevel, a smaller FreqInlineSize): every driver is a fresh JVM whose JIT compiles Kafka's and
-# Spark's copy path during a backfill, and C2's time grows with the inlining (docs/benchmarks.md).
-SPARK_DRIVER_JAVA_OPTIONS = ENV.get("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS",
-                                    "-XX:+UseParallelGC -XX:MaxInlineLevel=9 -XX:FreqInlineSize=200")
+# The drivers' JVM options: a collector and JIT inlining limits by default (driver_jdk.DEFAULT_JAVA_OPTIONS).
+SPARK_DRIVER_JAVA_OPTIONS = ENV.get("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", driver_jdk.DEFAULT_JAVA_OPTIONS)
 # Where each mirror application keeps its configuration, Spark checkpoints and driver log.
 DATA_DIR = Path(ENV.get("MIRRORPLANE_DATA_DIR", VAR_DIR / "data"))
 # Where mirror applications keep their Spark streaming checkpoints, `<root>/<mirror name>/<connector>`:

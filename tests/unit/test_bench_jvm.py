@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bench import jvm
 from bench.candidates.mm2 import JVM_OPTIONS
+from controlplane.infra import driver_jdk
 
 
 def test_collector_of_the_driver_options(monkeypatch):
@@ -55,5 +56,8 @@ def test_matched_options_take_the_drivers_inlining_limits_or_none(monkeypatch):
     assert not jvm.inlining(" ".join(jvm.matched(JVM_OPTIONS, None)))
 
 
-def test_the_bench_default_is_the_control_planes(settings):
-    assert jvm.DEFAULT_DRIVER_OPTIONS == settings.SPARK_DRIVER_JAVA_OPTIONS
+def test_the_bench_reads_the_drivers_options_as_the_control_plane_does(monkeypatch):
+    monkeypatch.delenv("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", raising=False)
+    assert jvm.driver_options() == driver_jdk.DEFAULT_JAVA_OPTIONS
+    monkeypatch.setenv("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", "-XX:+UseG1GC")
+    assert jvm.driver_options() == "-XX:+UseG1GC"
