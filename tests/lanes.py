@@ -1,5 +1,6 @@
 """`make test` in two lanes at once: the integration tests (real clusters, Spark, a Celery worker) in the
-foreground, and beside them the Java, unit and API tests, which need none of those (and PostgreSQL's).
+foreground, and beside them the Java, unit and API tests, which need none of those, with PostgreSQL's and
+the YARN tests (LANE_INTEGRATION_TESTS).
 
 The integration tests leave about a third of two cores idle while they wait on Spark and the brokers;
 the second lane runs in a session of its own whose priority is lowered (the kernel shares the cores
@@ -46,11 +47,11 @@ COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 # file's, and the lanes would share one test database.
 TEST_SETTINGS = "--ds=tests.settings"
 
-# Integration tests that run in the second lane, after its unit and API tests (pytest node ids or their
-# prefixes). PostgreSQL and the API suite on it need neither the clusters nor Spark. The YARN tests bring
-# their own HDFS and YARN daemons and time nothing in seconds: in the second lane they start a stack of
-# their own (clusters, Redis, a Celery worker) in its test folder, and run while the integration lane waits
-# on Spark and the brokers, instead of after it (about 700 s of the integration lane's 2,800).
+# Integration tests that run in the second lane, in one pytest run with its unit and API tests (pytest
+# node ids or their prefixes). PostgreSQL and the API suite on it need neither the clusters nor Spark. The
+# YARN tests bring their own HDFS and YARN daemons and wait minutes, not seconds, for what they check: in
+# the second lane they start a stack of their own (clusters, Redis, a Celery worker) in its test folder
+# and run beside the integration lane instead of lengthening it (about 700 s of its 2,800).
 LANE_INTEGRATION_TESTS = [
     "tests/integration/test_postgres.py",
     "tests/integration/test_yarn_stack.py",
@@ -67,9 +68,9 @@ def lane_commands() -> list[list[str]]:
 
 
 def integration_command(argv: list[str]) -> list[str]:
-    ignored = [f"--deselect={node}" for node in LANE_INTEGRATION_TESTS]
+    deselected = [f"--deselect={node}" for node in LANE_INTEGRATION_TESTS]
     color = ["--color=yes"] if sys.stdout.isatty() else []
-    return [sys.executable, "-m", "pytest", TEST_SETTINGS, "tests/integration", *ignored, *color, *argv]
+    return [sys.executable, "-m", "pytest", TEST_SETTINGS, "tests/integration", *deselected, *color, *argv]
 
 
 def run_lane() -> int:
