@@ -157,7 +157,7 @@ class KafkaAdmin:
                     raise
 
     def _raise_if_refused(self) -> None:
-        """Serves error_cb; raises the connection error when the cluster refused us (see REFUSED_ERRORS)."""
+        """Serves error_cb; raises the connection error when the cluster refused us (see refused)."""
         self.client.poll(0)
         if refused(self._connect_error):
             raise KafkaException(self._connect_error) from None
