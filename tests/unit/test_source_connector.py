@@ -172,6 +172,16 @@ def test_an_adopted_mirror_starts_after_mm2s_committed_offsets_also_where_the_re
     assert report["from"] == "mm2-offsets" and report["duplicates"] == 10
 
 
+def test_a_backlog_sends_requests_of_up_to_16_mb_from_a_64_mb_buffer_unless_told_otherwise():
+    """Each produce request of a backlog carries every ready partition's 1 MB batch, not one batch."""
+    backlog = connector({}).producer_config(replication_mode.MICRO_BATCH)
+    assert (backlog["max.request.size"], backlog["buffer.memory"]) == ("16777216", "67108864")
+    steady = connector({}).producer_config(replication_mode.REAL_TIME)
+    assert "max.request.size" not in steady and "buffer.memory" not in steady
+    told = connector({"producer.override.max.request.size": "1048576"})
+    assert told.producer_config(replication_mode.MICRO_BATCH)["max.request.size"] == "1048576"
+
+
 def test_a_backlog_reads_and_writes_through_4_mb_socket_buffers_unless_told_otherwise():
     """Spark's source fixes the consumer's receive buffer at 64 KB when none is given."""
     backlog = connector({}).consumer_options(replication_mode.MICRO_BATCH)
