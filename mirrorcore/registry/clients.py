@@ -24,7 +24,8 @@ PRODUCER_DEFAULTS: dict[str, str] = {
 # ready batch. The 64 MB buffer keeps the 5 requests in flight fed (the default 32 MB holds four
 # requests of 8 MB). On 6,000,000 x 512 B (one invocation each, 2 repetitions) Mirrorplane/raw copy at
 # steady state went from 0.83x (0.78-0.88) to 0.98x (0.84-1.13); with a 256 MB buffer, 1.02x
-# (0.92-1.13) (docs/benchmarks.md).
+# (0.92-1.13). On 10,000,000 x 512 B (5 repetitions, MM2 given the same) Mirrorplane/raw was 0.90x and
+# Mirrorplane/MM2 1.35x, against 0.79x and 1.32x before (docs/benchmarks.md).
 MICRO_BATCH_PRODUCER_DEFAULTS: dict[str, str] = {
     "linger.ms": "20",
     "batch.size": "1048576",
