@@ -35,8 +35,10 @@ import org.slf4j.LoggerFactory;
  * Spark's internal rows.
  *
  * <p>Returned lines, per source topic-partition: "P" progress (first upstream, last upstream, last
- * downstream, records, bytes), "S" offset syncs to emit (upstream, downstream), and "T" the sync
- * state to pass to the next batch (previous upstream, previous downstream, last synced downstream).
+ * downstream, records, bytes), "S" the offset syncs to emit, in order (upstream, downstream, upstream,
+ * downstream, ...: one line for all, since a batch makes one per {@code offset.lag.max} records, and
+ * a line each would be serialized, sent and parsed one by one), and "T" the sync state to pass to the
+ * next batch (previous upstream, previous downstream, last synced downstream).
  */
 public final class KafkaMirrorWriter {
 

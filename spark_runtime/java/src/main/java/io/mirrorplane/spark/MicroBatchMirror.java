@@ -137,11 +137,14 @@ public final class MicroBatchMirror implements VoidFunction2<Dataset<Row>, Long>
     List<Sync> absorb(List<String> lines, List<String> progress, long now) {
         List<Sync> syncs = new ArrayList<>();
         for (String line : lines) {
+            if (line.startsWith("S\t")) {
+                addSyncs(line, syncs);
+                continue;
+            }
             String[] parts = line.split("\t");
             String key = parts[1] + "\t" + parts[2];
             switch (parts[0]) {
                 case "P" -> progress.add(line);
-                case "S" -> syncs.add(new Sync(key, Long.parseLong(parts[3]), Long.parseLong(parts[4])));
                 case "T" -> states.put(key, parts[3] + "\t" + parts[4] + "\t" + parts[5]);
                 default -> throw new IllegalStateException("unexpected writer line " + line);
             }
@@ -150,6 +153,28 @@ public final class MicroBatchMirror implements VoidFunction2<Dataset<Row>, Long>
             promoteDue(syncs, now);
         }
         return syncs;
+    }
+
+    /** An "S" line's syncs: topic, partition, then upstream and downstream offsets, pair after pair. */
+    static void addSyncs(String line, List<Sync> syncs) {
+        int topicEnd = line.indexOf('\t', 2);
+        int partitionEnd = line.indexOf('\t', topicEnd + 1);
+        if (topicEnd < 0 || partitionEnd < 0) {
+            throw new IllegalStateException("unexpected writer line " + line);
+        }
+        String key = line.substring(2, partitionEnd);
+        int at = partitionEnd + 1;
+        while (at < line.length()) {
+            int upstreamEnd = line.indexOf('\t', at);
+            if (upstreamEnd < 0) {
+                throw new IllegalStateException("an upstream offset without its downstream in " + line);
+            }
+            int downstreamEnd = line.indexOf('\t', upstreamEnd + 1);
+            downstreamEnd = downstreamEnd < 0 ? line.length() : downstreamEnd;
+            syncs.add(new Sync(key, Long.parseLong(line, at, upstreamEnd, 10),
+                Long.parseLong(line, upstreamEnd + 1, downstreamEnd, 10)));
+            at = downstreamEnd + 1;
+        }
     }
 
     /** MM2's commit-time promotion, at most once per partition per flush interval. */

@@ -175,8 +175,11 @@ final class TaskSink {
         progress.forEach((tp, p) -> {
             summaries.add("P\t" + tp + "\t" + p.firstUpstream + "\t" + p.lastUpstream + "\t" + p.lastDownstream()
                 + "\t" + p.records + "\t" + p.bytes);
-            for (long[] sync : p.syncs()) {
-                summaries.add("S\t" + tp + "\t" + sync[0] + "\t" + sync[1]);
+            List<long[]> syncs = p.syncs();
+            if (!syncs.isEmpty()) { // one line for all: a batch makes a sync per offset.lag.max records
+                StringBuilder line = new StringBuilder(tp.length() + 24 * syncs.size()).append("S\t").append(tp);
+                syncs.forEach(sync -> line.append('\t').append(sync[0]).append('\t').append(sync[1]));
+                summaries.add(line.toString());
             }
             summaries.add("T\t" + tp + "\t" + p.state());
         });

@@ -45,12 +45,22 @@ class MicroBatchMirrorTest {
         MicroBatchMirror mirror = mirror(null, Map.of());
         List<String> progress = new ArrayList<>();
         List<MicroBatchMirror.Sync> syncs = mirror.absorb(List.of(
-            "P\torders\t0\t10\t14\t2\t3\t7", "S\torders\t0\t10\t0", "S\torders\t0\t14\t2", "T\torders\t0\t14\t2\t2",
+            "P\torders\t0\t10\t14\t2\t3\t7", "S\torders\t0\t10\t0\t14\t2", "T\torders\t0\t14\t2\t2",
             "P\torders\t1\t0\t5\t8\t6\t60", "T\torders\t1\t5\t8\t3"), progress, T0);
         assertEquals(List.of("P\torders\t0\t10\t14\t2\t3\t7", "P\torders\t1\t0\t5\t8\t6\t60"), progress);
         assertEquals(List.of(sync("orders\t0", 10, 0), sync("orders\t0", 14, 2)), syncs);
         assertEquals(Map.of("orders\t0", "14\t2\t2", "orders\t1", "5\t8\t3"), mirror.states(),
             "offset syncs off: nothing promoted");
+    }
+
+    @Test
+    void aSyncLineOfManyPairsGivesThemInOrder() {
+        List<MicroBatchMirror.Sync> syncs = new ArrayList<>();
+        MicroBatchMirror.addSyncs("S\tlogs.v2\t11\t0\t0\t100\t100\t9000000000\t9000000100", syncs);
+        assertEquals(List.of(sync("logs.v2\t11", 0, 0), sync("logs.v2\t11", 100, 100),
+            sync("logs.v2\t11", 9_000_000_000L, 9_000_000_100L)), syncs);
+        assertThrows(IllegalStateException.class, () -> MicroBatchMirror.addSyncs("S\torders\t0\t10", syncs));
+        assertThrows(IllegalStateException.class, () -> MicroBatchMirror.addSyncs("S\torders", syncs));
     }
 
     @Test

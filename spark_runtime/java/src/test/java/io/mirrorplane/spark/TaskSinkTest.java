@@ -94,9 +94,8 @@ class TaskSinkTest {
         assertEquals(List.of(
             // P: topic, partition, first upstream, last upstream, last downstream, records, bytes
             "P\torders\t0\t10\t14\t2\t3\t7",
-            // S: an offset sync (upstream, downstream) the rule asked for
-            "S\torders\t0\t10\t0",
-            "S\torders\t0\t14\t2",
+            // S: the offset syncs (upstream, downstream) the rule asked for, in order, on one line
+            "S\torders\t0\t10\t0\t14\t2",
             // T: the rule's state for the next batch (previous upstream, downstream, last synced downstream)
             "T\torders\t0\t14\t2\t2",
             "P\taudit\t1\t0\t0\t0\t1\t1",
