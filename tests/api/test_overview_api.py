@@ -261,24 +261,27 @@ def test_a_constant_number_of_queries_and_one_redis_round_trip_for_50_mirrors(
         overview.overview()
     build(50)
     redis_fake.direct_calls = redis_fake.pipelines = 0
+    # The bounds are on this thread's CPU time: the unit and API tests run in a lowered session beside
+    # the integration tests, where a wall-clock second can pass without the thread getting a core.
     with django_assert_max_num_queries(4) as many:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         body = overview.overview()
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.thread_time() - cpu_started
     queries = [q["sql"] for q in many.captured_queries]  # now: a request resets the connection's query log
     assert len(queries) == len(few.captured_queries) == 4
     assert not any("metric" in sql.lower() for sql in queries), "the metric history is never read"
     assert (redis_fake.pipelines, redis_fake.direct_calls) == (1, 0), "one pipeline, nothing else"
     assert len(body["mirrors"]) == 50 and body["counts"]["running"] + body["counts"]["degraded"] == 50
-    assert elapsed < 1.0
+    assert cpu < 1.0
 
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.thread_time()
     response = api.get("/api/v1/overview/")
-    request_seconds = time.perf_counter() - started
+    request_seconds, request_cpu = time.perf_counter() - started, time.thread_time() - cpu_started
     assert response.status_code == 200 and len(response.json()["mirrors"]) == 50
-    assert request_seconds < 1.0
+    assert request_cpu < 1.0
     figures(f"overview of 50 mirrors: {len(queries)} queries, 1 Redis pipeline, "
-            f"{elapsed * 1000:.0f} ms in the service, {request_seconds * 1000:.0f} ms for the request")
+            f"{elapsed * 1000:.0f} ms in the service ({cpu * 1000:.0f} ms of CPU), "
+            f"{request_seconds * 1000:.0f} ms for the request ({request_cpu * 1000:.0f} ms of CPU)")
 
 
 @pytest.mark.parametrize("role", ["viewer", "operator", "admin"])
