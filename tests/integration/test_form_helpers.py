@@ -26,6 +26,8 @@ def test_preview_lists_real_topics_with_their_remote_names(api, devstack, unique
     kafka_tools.create_topic(east, f"orders-{unique}", 3)
     kafka_tools.create_topic(east, f"orders-{unique}-audit", 1)
     kafka_tools.create_topic(east, f"west.orders-{unique}", 2)  # came from west: a cycle for east -> west
+    for topic in (f"orders-{unique}", f"orders-{unique}-audit", f"west.orders-{unique}"):
+        kafka_tools.wait_for_topic(east, topic, 30)  # created is not yet in every metadata answer
     create_clusters(api, devstack)
 
     response, elapsed = timed(lambda: api.post("/api/v1/mirrors/preview/", {

@@ -103,16 +103,23 @@ def test_in_groups_selects_by_process_group():
 
 
 def test_sampler_measures_a_real_process_group():
-    """A child that burns ~0.3 s of CPU in its own session: the sampler sees its CPU and memory."""
-    code = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\ntime.sleep(0.5)"
+    """A child that burns ~0.3 s of CPU in its own session: the sampler sees its CPU and memory.
+
+    The child stays alive until the sampler has seen its CPU: beside the integration tests this lane
+    runs in a lowered session, where the sampler's thread may not get a core while a short child lives."""
+    code = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\ntime.sleep(60)"
     child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     sampler = ResourceSampler({"child": lambda: [child.pid]}, interval=0.05).start()
     try:
-        child.wait(10)
-        time.sleep(0.1)
+        deadline = time.monotonic() + 30
         usage = sampler.snapshot()["child"]
+        while usage["cpu_seconds"] < 0.2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            usage = sampler.snapshot()["child"]
     finally:
         sampler.stop()
+        child.kill()
+        child.wait(10)
     assert 0.2 <= usage["cpu_seconds"] <= 2.0
     assert usage["peak_rss_mb"] > 1
     assert os.getpgid(os.getpid()) != child.pid
