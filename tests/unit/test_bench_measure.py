@@ -10,6 +10,7 @@ import time
 import psutil
 
 from bench.measure import CLOCK_TICKS, PAGE_SIZE, ProcStat, ResourceSampler, Usage, in_groups, read
+from mirrorcore.waiting import wait_until
 
 BURN = "import time\nend = time.process_time() + {seconds}\nwhile time.process_time() < end: pass\n"
 
@@ -107,15 +108,17 @@ def test_sampler_measures_a_real_process_group():
 
     The child stays alive until the sampler has seen its CPU: beside the integration tests this lane
     runs in a lowered session, where the sampler's thread may not get a core while a short child lives."""
-    code = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\ntime.sleep(60)"
-    child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    child = subprocess.Popen([sys.executable, "-c", BURN.format(seconds=0.3) + "time.sleep(60)"],
+                             start_new_session=True)
     sampler = ResourceSampler({"child": lambda: [child.pid]}, interval=0.05).start()
+    usage: dict = {}
+
+    def seen() -> bool:
+        usage.update(sampler.snapshot()["child"])
+        return usage["cpu_seconds"] >= 0.2
+
     try:
-        deadline = time.monotonic() + 30
-        usage = sampler.snapshot()["child"]
-        while usage["cpu_seconds"] < 0.2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-            usage = sampler.snapshot()["child"]
+        wait_until(seen, 30, interval=0.05)
     finally:
         sampler.stop()
         child.kill()
