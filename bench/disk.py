@@ -5,8 +5,14 @@ beside it, how long some runnable task waited for a core.
 Linux's pressure stall information (`/proc/pressure/io`) counts, in microseconds, the time in which
 some task waited on I/O ("some") and in which every non-idle task did ("full"); `/proc/vmstat`'s
 `pgpgout` counts the kilobytes written to disk. On a single disk the brokers of both clusters share, the
-kernel writes their dirty pages back in bursts (every `vm.dirty_expire_centisecs`, 30 s by default):
-in such a second a broker's appends wait, and every mirror's records in flight wait with them.
+kernel writes their dirty pages back in bursts (a file's pages once they have been dirty for
+`vm.dirty_expire_centisecs`, 30 s by default): in such a second a broker's appends wait, and every
+mirror's records in flight wait with them. Whether the two brokers' bursts fall in the same second
+depends on when each broker's files were first dirtied after their last writeback: a mirror that
+starts writing to the target within a second of the producer's first records to the source has both
+written back at once (about twice the data, every task stalled longer), one that starts 12 s later
+has them apart. The latency run therefore writes everything back before its measured seconds
+(bench.latency), and each run reports its bursts (`writeback_bursts`).
 `/proc/pressure/cpu`'s "some" counts the time in which a runnable task waited for a core.
 """
 
@@ -25,6 +31,7 @@ PRESSURE = Path("/proc/pressure/io")
 CPU_PRESSURE = Path("/proc/pressure/cpu")
 VMSTAT = Path("/proc/vmstat")
 DISK_STALL_MS = 20.0  # a second in which every task waited on I/O this long: the disk held the pipeline up
+WRITEBACK_BURST_MB = 20.0  # a second in which the kernel wrote this much back: one of its periodic bursts
 
 
 @dataclass(frozen=True)
@@ -106,11 +113,14 @@ def per_second(samples: Sequence[DiskSample], start_ms: float) -> dict[int, dict
 def attribute(tail: dict, samples: Sequence[DiskSample]) -> dict:
     """`tail` (bench.tail.tail_summary's) with the disk's figures: those of each of its worst seconds, of
     the median second of the run, and how many of the slowest records fell in a second in which the
-    disk stalled every task for DISK_STALL_MS or more (`during_disk_stall`; the longest such stall)."""
+    disk stalled every task for DISK_STALL_MS or more (`during_disk_stall`; the longest such stall), and the
+    measured seconds in which the kernel wrote WRITEBACK_BURST_MB or more back (`writeback_bursts`:
+    [second, MB])."""
     if not tail or "start_ms" not in tail or len(samples) < 2:
         return tail
     seconds = per_second(samples, tail["start_ms"])
-    measured = [seconds[s] for s in range(int(tail.get("span_seconds") or 0)) if s in seconds] or list(seconds.values())
+    span = int(tail.get("span_seconds") or 0)
+    measured = [seconds[s] for s in range(span) if s in seconds] or list(seconds.values())
     stalled = {s for s, figures in seconds.items() if figures["io_stall_ms"] >= DISK_STALL_MS}
     slow = dict(tail.get("slow_per_second") or [])
     during = sum(count for second, count in slow.items() if second in stalled)
@@ -120,4 +130,6 @@ def attribute(tail: dict, samples: Sequence[DiskSample]) -> dict:
                                ("io_stall_ms", "io_wait_ms", "written_mb", "cpu_wait_ms")} if measured else None,
         "during_disk_stall": during,
         "disk_stall_max_ms": max((seconds[s]["io_stall_ms"] for s in stalled if s in slow), default=None),
+        "writeback_bursts": [[s, seconds[s]["written_mb"]] for s in sorted(seconds)
+                             if (s < span or not span) and seconds[s]["written_mb"] >= WRITEBACK_BURST_MB],
     }

@@ -6,9 +6,12 @@ Phases: warm-up (the candidate starts, catches up with what was produced meanwhi
 `steady_seconds` (`WARMUP_STEADY_SECONDS` unless set) with less than a second of records waiting, its own start over
 (`Candidate.starting`), and in the state it keeps under steady traffic, `Candidate.settling`, or
 keeping up after `SETTLE_GRACE_SECONDS`, or `steady_seconds` if longer, in another), then
-`seconds` of measured records (keys starting with "m"), then a drain of at most `DRAIN_SECONDS`. Only
-measured records count; a measured record that never arrives is reported as missing. The record
-timestamp is the producer's CreateTime, set when the application hands the record to its client.
+`seconds` of measured records (keys starting with "m"), then a drain of at most `DRAIN_SECONDS`. Between
+warm-up and measurement every dirty page is written back (`sync`), so that both brokers' files are next
+dirtied together: on one disk, the kernel then writes them back in the same bursts in every candidate's
+measured seconds, whatever its start-up took (bench.disk). Only measured records count; a measured
+record that never arrives is reported as missing. The record timestamp is the producer's CreateTime,
+set when the application hands the record to its client.
 
 The reader runs in a process of its own (no lock shared with the producer) and times every record as
 its client hands it over: it takes what the client has already fetched without waiting
@@ -40,6 +43,7 @@ from bench.measure import ResourceSampler, busy_share, machine_cpu
 from bench.options import of_maximum
 from bench.stats import percentile
 from bench.tail import tail_summary
+from bench.writeback import write_back
 
 # How long `measure` keeps a candidate steady unless told, and the part of WARMUP_TIMEOUT_SECONDS meant
 # for it. The benchmark's command line asks for a minute (`--latency-steady-seconds`): a JVM mirror's JIT
@@ -326,6 +330,7 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
         result["warmup_records"] = warm
         say(f"  {candidate.title}: replicating steadily after {warm_seconds:.0f} s; measuring {seconds:g} s "
             f"at {rate:,} records/s")
+        result["writeback_before_measuring"] = write_back()
         usage_before, machine_before = sampler.snapshot(), machine_cpu()
         expected, measured_seconds = producer.run(b"m", lambda sent, elapsed: elapsed >= seconds)
         result["achieved_rate"] = round(expected / measured_seconds, 1) if measured_seconds else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from bench.candidates.mm2 import KEY_CONSUMER_SETTINGS, KEY_PRODUCER_SETTINGS
-from bench.disk import DISK_STALL_MS
+from bench.disk import DISK_STALL_MS, WRITEBACK_BURST_MB
 from bench.report import TITLES
 from bench.report import format_level as _level
 from bench.report import format_number as _number
@@ -197,6 +197,10 @@ def _tail(tail: dict) -> str:
                   if "io_stall_ms" in worst else "")
     if worst.get("cpu_wait_ms"):
         worst_disk += f", a task waiting for a core {_number(worst['cpu_wait_ms'])} ms"
+    bursts = tail.get("writeback_bursts")
+    if bursts is not None:
+        disk += "; written back: " + (", ".join(f"{_number(mb)} MB in second {second}" for second, mb in bursts)
+                                      or f"no second of {WRITEBACK_BURST_MB:g} MB or more")
     return (f"{tail['records']:,} records in {tail['seconds']} s over {tail['partitions']} partitions "
             f"(second {worst.get('second')}: {worst.get('records', 0):,}, "
             f"max {_number(worst.get('max_ms'))} ms{worst_disk}{reader}{disk})")
@@ -225,8 +229,9 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
         lines += ["", "Where the slowest 1% of records fell, per run (distinct seconds of their timestamps, "
                       "partitions, the second holding most of them, and how many the reader handed over after a "
                       "pause of its own of 20 ms or more with records queued, which it then added to their "
-                      "latency, and how many fell in a second in which the machine's disk stalled every task: "
-                      "the kernel writing the brokers' files back, which holds up both candidates alike):", ""]
+                      "latency, how many fell in a second in which the machine's disk stalled every task: "
+                      "the kernel writing the brokers' files back, and the seconds in which it wrote "
+                      f"{WRITEBACK_BURST_MB:g} MB or more back: one broker's files, or both brokers' at once):", ""]
         lines += [f"- {line}" for line in tails]
     control = [f"{_level(level, e)} {_range(e, 'control_plane_cpu_seconds_measured', 1)}"
                for level, e in table.get("mirrorplane", {}).items() if e.get("control_plane_cpu_seconds_measured")]

@@ -47,6 +47,20 @@ def test_the_slowest_records_in_a_second_the_disk_stalled_are_counted_as_its():
                                         "io_wait_ms": 240.0, "written_mb": 80.0, "cpu_wait_ms": 0.0}
     assert tail["disk_median_second"] == {"io_stall_ms": 0.0, "io_wait_ms": 0.0, "written_mb": 0.0,
                                           "cpu_wait_ms": 0.0}
+    assert tail["writeback_bursts"] == [[3, 80.0]]
+
+
+def test_writeback_bursts_of_both_brokers_at_once_are_told_from_one_brokers():
+    """The kernel writes a file back once it has been dirty for 30 s: two brokers whose files were first
+    dirtied within a second of each other are written back in the same second, about twice the data."""
+    stamps = [float(i * 10) for i in range(4000)]  # 40 s, 100 records a second
+    tail = tail_summary(stamps, [5.0] * 4000, [0] * 4000)
+    together = disk.attribute(tail, _samples({}, {5: 168.0, 36: 157.0, 20: 0.4}, seconds=45))
+    apart = disk.attribute(tail, _samples({}, {5: 84.0, 21: 84.0, 36: 84.0}, seconds=45))
+    assert together["writeback_bursts"] == [[5, 168.0], [36, 157.0]]
+    assert apart["writeback_bursts"] == [[5, 84.0], [21, 84.0], [36, 84.0]]
+    late = disk.attribute(tail, _samples({}, {41: 90.0}, seconds=45))
+    assert late["writeback_bursts"] == [], "after the measured seconds"
 
 
 def test_no_disk_figures_without_samples():
@@ -81,3 +95,7 @@ def test_the_report_says_how_much_of_the_tail_the_disk_held_up():
                                          "written_mb": 0.0, "cpu_wait_ms": 812.0}], "during_disk_stall": 0}
     assert "disk: 0 ms stalled, 0 MB written back, a task waiting for a core 812 ms;" in _tail(crowded)
     assert _tail(base | {"worst_seconds": []}).endswith("max n/a ms; none after a reader pause)")
+    bursts = held | {"writeback_bursts": [[11, 168.1], [42, 157.4]]}
+    assert _tail(bursts).endswith("(up to 121 ms); written back: 168 MB in second 11, 157 MB in second 42)")
+    assert _tail(free | {"writeback_bursts": []}).endswith(
+        "none in a second the disk stalled; written back: no second of 20 MB or more)")
