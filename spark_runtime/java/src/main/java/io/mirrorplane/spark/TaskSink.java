@@ -12,6 +12,7 @@ import java.util.function.Function;
 
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -152,11 +153,32 @@ final class TaskSink {
      * end offsets afterwards sees those records. Never throws: the task's own error is what counts.
      */
     void settle() {
-        boolean interrupted = Thread.interrupted();
         try {
-            producer.flush();
+            flushThroughInterrupts();
         } catch (RuntimeException ignored) {
             // the records' callbacks hold the outcome; nothing to add to the task's failure
+        }
+    }
+
+    /**
+     * Flushes the producer until every record sent is acknowledged or failed, however often the
+     * thread is interrupted meanwhile; the interrupt is kept for the caller. Spark interrupts the
+     * tasks of a query it stops, also one already ending on its own (the {@link StopGate} refused
+     * its next send): a flush cut short would let the task report positions without its last
+     * records, and the next query, started from those positions, would send them again.
+     */
+    private void flushThroughInterrupts() {
+        boolean interrupted = Thread.interrupted();
+        try {
+            while (true) {
+                try {
+                    producer.flush();
+                    return;
+                } catch (InterruptException e) {
+                    interrupted = true;
+                    Thread.interrupted(); // the exception set the flag again: clear it to wait on
+                }
+            }
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -166,7 +188,7 @@ final class TaskSink {
 
     /** Waits for every acknowledgement; the summary lines, or the first send's failure. */
     Iterator<String> finish() {
-        producer.flush();
+        flushThroughInterrupts();
         Exception error = failure.get();
         if (error != null) {
             throw new IllegalStateException("producing to the target cluster failed: " + error, error);

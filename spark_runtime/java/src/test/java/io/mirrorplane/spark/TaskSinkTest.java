@@ -20,6 +20,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Cluster;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -40,6 +41,10 @@ class TaskSinkTest {
     private static final Map<String, String> REMOTE = Map.of("orders", "source.orders", "audit", "source.audit");
 
     private static MockProducer<byte[], byte[]> producer(boolean autoComplete) {
+        return new MockProducer<>(cluster(), autoComplete, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    private static Cluster cluster() {
         Node node = new Node(0, "localhost", 9092);
         List<PartitionInfo> partitions = new ArrayList<>();
         for (String topic : REMOTE.values()) {
@@ -47,8 +52,24 @@ class TaskSinkTest {
                 partitions.add(new PartitionInfo(topic, p, node, new Node[] {node}, new Node[] {node}));
             }
         }
-        Cluster cluster = new Cluster("target", List.of(node), partitions, Set.of(), Set.of());
-        return new MockProducer<>(cluster, autoComplete, new ByteArraySerializer(), new ByteArraySerializer());
+        return new Cluster("target", List.of(node), partitions, Set.of(), Set.of());
+    }
+
+    /** A producer whose first flush is interrupted, as Spark interrupts a task it cancels. */
+    private static final class InterruptedFlush extends MockProducer<byte[], byte[]> {
+        private int flushes;
+
+        InterruptedFlush() {
+            super(cluster(), false, new ByteArraySerializer(), new ByteArraySerializer());
+        }
+
+        @Override
+        public synchronized void flush() {
+            if (flushes++ == 0) {
+                throw new InterruptException(new InterruptedException()); // sets the thread's flag, as Kafka's does
+            }
+            super.flush();
+        }
     }
 
     private static byte[] bytes(String text) {
@@ -161,6 +182,35 @@ class TaskSinkTest {
         // finish() flushes the producer: both records are acknowledged before the lines are made
         assertEquals(List.of("P\torders\t1\t5\t6\t1\t2\t2", "S\torders\t1\t5\t0", "T\torders\t1\t6\t1\t0"),
             lines(sink));
+    }
+
+    @Test
+    void aTaskEndingEarlyCountsEveryRecordItSentThoughItsFlushIsInterrupted() {
+        InterruptedFlush producer = new InterruptedFlush();
+        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of(), StopGate.generation());
+        sink.send("orders", 0, 41, null, null, bytes("a"), null);
+        sink.send("orders", 0, 42, null, null, bytes("b"), null);
+        try {
+            sink.settle();
+            assertTrue(Thread.currentThread().isInterrupted(), "the interrupt is kept for the task");
+        } finally {
+            Thread.interrupted();
+        }
+        assertEquals(42, sink.progress().get("orders\t0").lastUpstream(),
+            "both records acknowledged before the task reports its position");
+        assertEquals(2, producer.flushes);
+    }
+
+    @Test
+    void summariesWaitForEveryAcknowledgementThoughTheFlushIsInterrupted() {
+        TaskSink sink = new TaskSink(new InterruptedFlush(), REMOTE, 100, Map.of(), StopGate.generation());
+        sink.send("orders", 1, 5, null, null, bytes("a"), null);
+        try {
+            assertEquals("P\torders\t1\t5\t5\t0\t1\t1", lines(sink).get(0));
+            assertTrue(Thread.currentThread().isInterrupted(), "the interrupt is kept for the task");
+        } finally {
+            Thread.interrupted();
+        }
     }
 
     @Test
