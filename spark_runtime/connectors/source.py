@@ -96,9 +96,7 @@ class SourceConnector(ReplicationModes, Connector):
         if handover is not None and verdict.state == checkpoint_store.USABLE:
             checkpoint_store.delete_handover(self.spark, checkpoint)  # the query it was for has run
             handover = None
-        committed = None
-        if handover is None:
-            handover, committed = self._committed_positions(checkpoint, verdict.state == checkpoint_store.USABLE)
+        handover, committed = self._committed_positions(checkpoint, verdict.state == checkpoint_store.USABLE, handover)
         self.handover = handover
         fresh = verdict.state != checkpoint_store.USABLE and handover is None
         plan = self._plan_resume() if fresh and self.topics else None

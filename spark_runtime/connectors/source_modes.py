@@ -177,24 +177,28 @@ class ReplicationModes:
         if failure:  # a quiet partition's task would report it only at its epoch's end
             raise RuntimeError(failure)
 
-    def _committed_positions(self, checkpoint: str, usable: bool) -> tuple[dict | None, dict | None]:
+    def _committed_positions(self, checkpoint: str, usable: bool,
+                             handover: dict[tuple[str, int], int] | None) -> tuple[dict | None, dict | None]:
         """At start: (a handover, the positions) from the positions a real-time query committed
-        before the application ended. With a usable checkpoint, a handover when they are further
-        than its latest commit (the checkpoint makes way); without one, the positions, for the
-        resume plan to start from."""
+        before the application ended. Over a handover (a stopped query's, which a later query went
+        on from) or a usable checkpoint, a handover of each partition's further position, when they
+        are further anywhere; with neither, the positions, for the resume plan to start from."""
         positions = checkpoint_store.read_positions(self.spark, checkpoint)
         if positions:
             positions = resume.within(positions, self.source_admin.end_offsets(list(positions)))
         if not positions:
-            return None, None
-        if not usable:
+            return handover, None
+        if handover is None and not usable:
             return None, positions
-        merged = resume.further(checkpoint_store.committed_offsets(self.spark, checkpoint), positions)
+        since = "the handover it started from" if handover is not None else "its checkpoint's latest epoch"
+        merged = resume.further(handover if handover is not None else
+                                checkpoint_store.committed_offsets(self.spark, checkpoint), positions)
         if merged is not None:
-            log.info("the real-time query committed positions after its checkpoint's latest epoch: %d partitions "
-                     "go on from them", sum(1 for tp, offset in positions.items() if merged.get(tp) == offset))
+            log.info("the real-time query committed positions after %s: %d partitions go on from them", since,
+                     sum(1 for tp, offset in positions.items() if merged.get(tp) == offset))
             checkpoint_store.write_handover(self.spark, checkpoint, merged)
-        return merged, None
+            return merged, None
+        return handover, None
 
     def _tasks_local(self) -> bool:
         return str(self.spark.sparkContext.master).startswith("local")

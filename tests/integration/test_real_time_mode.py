@@ -13,6 +13,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions
 
 from mirrorcore.formats import OffsetSync
+from mirrorcore.waiting import wait_until
 from mirrors.services import runtime
 from tests.integration import kafka_tools
 from tests.integration.kafka_tools import Record
@@ -216,6 +217,52 @@ def test_kill_9_after_a_real_time_commit_goes_on_from_the_committed_positions(ap
     figures(f"real-time mode, kill -9 after {real_time_copied} records copied in real-time mode (500 records/s, "
             f"positions committed every 5 s): 0 lost, {duplicates} duplicates")
     assert duplicates < real_time_copied, "only what came after the latest commit is sent again"
+
+
+def test_kill_9_after_a_pause_goes_on_from_the_positions_committed_since(api, devstack, control_plane, unique,
+                                                                          figures):
+    """A pause leaves a handover beside the checkpoint, which the resumed real-time query starts from and
+    keeps until its epoch's first commit; positions the driver commits after it are further: a crash
+    resends what came after the latest of them, not everything since the pause."""
+    east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
+    topic, name = f"rtpausekill-{unique}", f"rtpausekill-{unique}"
+    remote = f"east.{topic}"
+    kafka_tools.create_topic(east, topic, PARTITIONS)
+    create_clusters(api, devstack)
+    create_mirror(api, name, topic, {"replication.mode": "real-time", "offset.flush.interval.ms": "2000"})
+    wait_for_status(api, name, lambda s: mode_of(s) == "real-time" and s["connectors"]["source"]["state"] == "RUNNING",
+                    120)
+    traffic = Paced(east, topic, 200)
+    traffic.start()
+    # the pause hands over positions only once the query has copied records
+    assert wait_until(lambda: sum(kafka_tools.end_offsets(west, remote).values()) >= 200, 60)
+    for state in ("paused", "running"):
+        time.sleep(3)
+        response = api.patch(f"/api/v1/mirrors/{name}/", {"connectors": {"source": {"state": state}}}, format="json")
+        assert response.status_code == 200, response.content
+        status = wait_for_status(api, name, lambda s, state=state: s["connectors"]["source"]["state"] == state.upper(),
+                                 120)
+    resumed_at = sum(kafka_tools.end_offsets(west, remote).values())
+    time.sleep(10)  # several commits of the resumed query's positions
+    pid = status["application"]["pid"]
+    killed_at = sum(kafka_tools.end_offsets(west, remote).values())
+    os.kill(pid, signal.SIGKILL)
+    wait_for_status(api, name, lambda s: s["application"]["pid"] not in (None, pid) and mode_of(s) == "real-time"
+                    and s["connectors"]["source"]["state"] == "RUNNING", 120)
+    time.sleep(3)
+    sent = traffic.stop()
+    total = sum(len(records) for records in sent.values())
+    wait_for_status(api, name, lambda s: sum(p["last_upstream_offset"] + 1 for p in s["progress"]["partitions"]
+                                             if p["topic"] == topic) == total, 120)
+    target_total = sum(kafka_tools.end_offsets(west, remote).values())
+    received = kafka_tools.consume_all(west, remote, target_total, timeout=120)
+    duplicates = kafka_tools.duplicates_after_check(received, sent)
+    since_resume = killed_at - resumed_at
+    driver_log = (runtime.work_dir(name) / runtime.DRIVER_LOG).read_text(errors="replace")
+    figures(f"real-time mode, paused and resumed, then kill -9 {since_resume} records after the resume (200 records/s, "
+            f"positions committed every 2 s): {total} records, 0 lost, {duplicates} duplicates")
+    assert "committed positions after the handover it started from" in driver_log
+    assert duplicates < since_resume / 2, "only what came after the latest commit is sent again"
 
 
 def test_auto_mode_copies_a_backlog_in_micro_batches_then_goes_real_time(api, devstack, control_plane, unique,
