@@ -107,10 +107,15 @@ def test_sampler_measures_a_real_process_group():
     """A child that burns ~0.3 s of CPU in its own session: the sampler sees its CPU and memory.
 
     The child stays alive until the sampler has seen its CPU: beside the integration tests this lane
-    runs in a lowered session, where the sampler's thread may not get a core while a short child lives."""
+    runs in a lowered session, where the sampler's thread may not get a core while a short child lives.
+    The sampler takes its first sample before the child starts, so the child counts from 0: a child
+    already running at the first sample counts from that reading, which in the lowered lane came after
+    it had burnt most of its CPU (0.11 s seen of 0.3)."""
+    children: list[int] = []
+    sampler = ResourceSampler({"child": lambda: children}, interval=0.05).start()
     child = subprocess.Popen([sys.executable, "-c", BURN.format(seconds=0.3) + "time.sleep(60)"],
                              start_new_session=True)
-    sampler = ResourceSampler({"child": lambda: [child.pid]}, interval=0.05).start()
+    children.append(child.pid)
     usage: dict = {}
 
     def seen() -> bool:
