@@ -39,6 +39,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from bench.candidates.base import Candidate, Environment, RunSpec
 from bench.cluster import create_topic, delete_topics
 from bench.disk import DiskSampler, attribute
+from bench.jit import compiler_cpu_seconds
 from bench.measure import ResourceSampler, busy_share, machine_cpu
 from bench.options import of_maximum
 from bench.stats import percentile
@@ -295,9 +296,11 @@ class SteadyWait:
 
 def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, seconds: float, key_bytes: int,
             record_bytes: int, say: Callable[[str], None] = print,
-            steady_seconds: float = WARMUP_STEADY_SECONDS, control_plane: Sequence[int] = ()) -> dict:
+            steady_seconds: float = WARMUP_STEADY_SECONDS, control_plane: Sequence[int] = (),
+            brokers: Sequence[int] = ()) -> dict:
     """One latency run; `control_plane`: the process groups of the candidate's control plane (Mirrorplane's web
-    app and Celery worker), whose CPU in the measured seconds is reported beside the candidate's own."""
+    app and Celery worker), whose CPU in the measured seconds is reported beside the candidate's own; `brokers`:
+    the brokers' JVMs, whose JIT compilers' CPU in the measured seconds is reported (bench.jit)."""
     create_topic(env.source, spec.topic, spec.partitions)
     candidate.prepare(spec)
     reader = TargetReader(*candidate.reader_endpoint(spec))
@@ -331,10 +334,12 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
         say(f"  {candidate.title}: replicating steadily after {warm_seconds:.0f} s; measuring {seconds:g} s "
             f"at {rate:,} records/s")
         result["writeback_before_measuring"] = write_back()
-        usage_before, machine_before = sampler.snapshot(), machine_cpu()
+        usage_before, machine_before, jit_before = sampler.snapshot(), machine_cpu(), compiler_cpu_seconds(brokers)
         expected, measured_seconds = producer.run(b"m", lambda sent, elapsed: elapsed >= seconds)
         result["achieved_rate"] = round(expected / measured_seconds, 1) if measured_seconds else None
         usage_after = sampler.snapshot()
+        if brokers:
+            result["broker_jit_cpu_seconds"] = round(compiler_cpu_seconds(brokers) - jit_before, 2)
         before, after = usage_before["candidate"], usage_after["candidate"]
         if control_plane:
             result["control_plane_cpu_seconds_measured"] = round(

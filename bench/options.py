@@ -43,6 +43,7 @@ class Options:
     latency_repetitions: int = 3
     latency_max_rate: int | None = None
     skip_latency_floor: bool = False
+    skip_latency_lead_in: bool = False
     producer: tuple[tuple[str, str], ...] = ()  # over the producer defaults every mirror candidate uses
     only: tuple[str, ...] = DEFAULT_CANDIDATES
     skip_latency: bool = False
@@ -199,6 +200,9 @@ def parser() -> argparse.ArgumentParser:
                    help="latency tests per candidate and rate; the order alternates (%(default)s)")
     p.add_argument("--latency-max-rate", type=_positive, default=None,
                    help="maximum sustainable rate for percentage rates when no throughput run measured one")
+    p.add_argument("--skip-latency-lead-in", action="store_true",
+                   help="no lead-in run of each candidate at each latency rate before the measured ones (the "
+                        "lead-ins warm the brokers' JIT up for that traffic; their figures are reported apart)")
     p.add_argument("--skip-latency-floor", action="store_true",
                    help="no latency run without a mirror (the source topic read directly) at the fixed rates")
     p.add_argument("--producer", type=_producer_settings, default=d.producer,
@@ -241,7 +245,8 @@ def parse(argv: list[str] | None = None) -> Options:
                    latency_rates=args.latency_rates, latency_seconds=args.latency_seconds,
                    latency_steady_seconds=args.latency_steady_seconds,
                    latency_repetitions=args.latency_repetitions, latency_max_rate=args.latency_max_rate,
-                   skip_latency_floor=args.skip_latency_floor, producer=args.producer,
+                   skip_latency_floor=args.skip_latency_floor,
+                   skip_latency_lead_in=args.skip_latency_lead_in, producer=args.producer,
                    only=args.only, skip_latency=args.skip_latency, skip_upper_bounds=args.skip_upper_bounds,
                    scale_topics=args.scale_topics, scale_partitions=args.scale_partitions,
                    scale_records=args.scale_records, skip_scale=args.skip_scale, out=args.out,

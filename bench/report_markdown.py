@@ -47,6 +47,8 @@ def render_markdown(report: dict) -> str:
         lines += _search_lines(report["mm2_search"], settings.get("mm2_best_tasks"))
     if report.get("latency_summary"):
         lines += _latency_lines(report["latency_summary"], settings)
+    if report.get("latency_lead_ins"):
+        lines += _lead_in_lines(report["latency_lead_ins"], settings)
     if report.get("scale"):
         lines += _scale_lines(report["scale"])
     lines += _fairness_lines(settings)
@@ -55,7 +57,8 @@ def render_markdown(report: dict) -> str:
         for goal in report["goals"]:
             met = {True: "yes", False: "**no**", None: "n/a"}[goal["met"]]
             lines.append(f"| {goal['goal']} | {_goal_figure(goal['measured'], goal['unit'])} | {met} |")
-    failures = [run for run in report["runs"] + report.get("mm2_search", []) + report.get("latency", [])
+    failures = [run for run in report["runs"] + report.get("mm2_search", []) + report.get("latency_lead_ins", [])
+                + report.get("latency", [])
                 + report.get("upper_runs", []) if run.get("error")]
     problems = [f"- dataset {name}: {error}" for name, error in settings.get("dataset_errors", {}).items()]
     if settings.get("upper_bounds_error"):
@@ -212,8 +215,8 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
     lines = ["", f"## Latency: record timestamp to arrival on the target, {settings.get('latency_seconds', 0):g} s "
                  f"measured per run{after}", "",
              "| candidate | rate | achieved records/s | p50 ms | p95 ms | p99 ms | max ms | runs | missing | CPU s "
-             "| machine busy % | reader resolution p50 / p99 µs |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| machine busy % | brokers' JIT CPU s | reader resolution p50 / p99 µs |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for candidate, levels in table.items():
         for level, e in levels.items():
             resolution = e.get("reader_resolution_us") or {}
@@ -222,6 +225,7 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
                                _range(e, "p50_ms"), _range(e, "p95_ms"), _range(e, "p99_ms"), _range(e, "max_ms"),
                                f"{e['repetitions']}{failed}", f"{e['missing']:,}",
                                _range(e, "cpu_seconds_measured", 1), _range(e, "machine_busy_pct", 1),
+                               _range(e, "broker_jit_cpu_seconds", 2),
                                f"{_number(resolution.get('p50_us'))} / {_number(resolution.get('p99_us'))}"]))
     tails = [f"{TITLES.get(candidate, candidate)} at {_level(level, e)}: " + ", ".join(_tail(t) for t in e["tails"])
              for candidate, levels in table.items() for level, e in levels.items() if e.get("tails")]
@@ -249,8 +253,23 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
                   "waiting, and the reader waits for one record only when none is queued; its resolution is the time "
                   "between two such calls for records that were queued (they arrived at most that long before). "
                   "Machine busy % is the share of all cores' time the whole machine was busy during the measured "
-                  "seconds: the candidate, the brokers, the producer and the reader."]
+                  "seconds: the candidate, the brokers, the producer and the reader. The brokers' JIT CPU s is what "
+                  "their compiler threads used in those seconds: a broker compiling a path of the run's traffic "
+                  "takes a core for up to a second at a time."]
     return lines
+
+
+def _lead_in_lines(lead_ins: list[dict], settings: dict) -> list[str]:
+    """The lead-in runs: each candidate once per rate before the measured runs, while the brokers compile."""
+    runs = "; ".join(
+        f"{TITLES.get(r['candidate'], r['candidate'])} at {r.get('level')}: "
+        + (f"failed ({r['error']})" if r.get("error") else
+           f"p99 {_number(r.get('p99_ms'))} ms, the brokers' JIT {_number(r.get('broker_jit_cpu_seconds'), 2)} CPU s")
+        for r in lead_ins)
+    seconds = settings.get("latency_lead_in_seconds")
+    return ["", f"Before the measured runs, each candidate ran once at each rate as a lead-in ({_number(seconds)} s "
+                "measured after the same warm-up, not in the figures above), so that the brokers compiled the "
+                f"paths of that traffic before any candidate was measured: {runs}."]
 
 
 def _fairness_lines(settings: dict) -> list[str]:

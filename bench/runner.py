@@ -35,6 +35,7 @@ from bench.stats import median
 from bench.upper import UpperBounds
 
 SETTLE_SECONDS = 3.0
+LEAD_IN_SECONDS = 30.0  # measured seconds of a lead-in run, after its warm-up (bench.latency)
 
 
 def derived_max_rate(runs: list[dict], candidate: str, tasks: int) -> tuple[float | None, str]:
@@ -64,6 +65,13 @@ def latency_plan(names: tuple[str, ...], levels: tuple[str, ...], repetitions: i
     return runs
 
 
+def lead_in_plan(names: tuple[str, ...], levels: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The lead-in runs before the measured latency runs, as (level, candidate): each candidate once at each
+    level, so that the brokers have compiled that traffic's paths before any candidate is measured (the
+    candidate measured first otherwise paid for it: bench.jit)."""
+    return [(level, name) for level in levels for name in names]
+
+
 def best_tasks(sweep: list[dict]) -> int | None:
     """The tasks.max of the fastest successful search run (end-to-end records/s)."""
     good = [run for run in sweep if not run.get("error") and run.get("records_per_second")]
@@ -83,6 +91,7 @@ class Benchmark:
         self.sweep: list[dict] = []
         self.upper: list[dict] = []
         self.latency: list[dict] = []
+        self.lead_ins: list[dict] = []  # latency runs that warm the brokers up, not in the figures
         self.scale: dict | None = None
         self.candidates: dict[str, Candidate] = {}
         self.clusters: BenchClusters | None = None
@@ -111,6 +120,7 @@ class Benchmark:
             "latency_rates": list(o.latency_rates), "latency_seconds": o.latency_seconds,
             "latency_steady_seconds": o.latency_steady_seconds,
             "latency_repetitions": o.latency_repetitions, "latency_floor": not o.skip_latency_floor,
+            "latency_lead_in_seconds": None if o.skip_latency_lead_in else LEAD_IN_SECONDS,
             "candidates": list(o.only),
             "dataset_mb": round(dataset_payload_bytes(main.records, o.key_bytes, main.record_bytes) / 1e6, 1),
             "datasets": [{"name": d.name, "records": d.records, "record_bytes": d.record_bytes,
@@ -127,7 +137,7 @@ class Benchmark:
 
     def write(self, complete: bool = False) -> dict:
         data = report.build(self.facts, self.settings, self.runs, self.latency, complete=complete, scale=self.scale,
-                            sweep=self.sweep, upper=self.upper) | _stamp()
+                            sweep=self.sweep, upper=self.upper, lead_ins=self.lead_ins) | _stamp()
         out = self.options.out
         out.parent.mkdir(parents=True, exist_ok=True)
         for path, text in ((out, json.dumps(data, indent=2) + "\n"),
@@ -265,6 +275,11 @@ class Benchmark:
                       for name, (value, source) in maxima.items()}
         self.settings["latency_max_rates"] = {name: {"records_per_second": value, "source": source}
                                               for name, (value, source) in maxima.items()}
+        if not o.skip_latency_lead_in:
+            for level, name in lead_in_plan(names, o.latency_rates):
+                self.lead_ins.append(self.latency_run(self.candidates[name], level, 0, tasks, maxima[name]))
+                self.write()
+                time.sleep(SETTLE_SECONDS)
         floor = DirectRead(self._env())
         for repetition, level, name in latency_plan(names, o.latency_rates, o.latency_repetitions,
                                                     floor=not o.skip_latency_floor):
@@ -275,24 +290,33 @@ class Benchmark:
 
     def latency_run(self, candidate: Candidate, level: str, repetition: int, tasks: int,
                     maximum: tuple[float | None, str]) -> dict:
+        """One latency run; repetition 0 is the candidate's lead-in at this level (`lead_in_plan`)."""
         o, name = self.options, candidate.name
+        lead_in = repetition == 0
+        seconds = LEAD_IN_SECONDS if lead_in else o.latency_seconds
         rate = resolve_rate(level, maximum[0])
-        base = {"candidate": name, "level": level, "repetition": repetition, "tasks": tasks,
+        base = {"candidate": name, "level": level, "repetition": repetition, "tasks": tasks, "lead_in": lead_in,
                 "max_rate": maximum[0], "max_rate_source": maximum[1] if of_maximum(level) else None}
         if rate is None:
-            return base | {"rate": None, "seconds": o.latency_seconds, "error": f"no maximum rate: {maximum[1]}"}
-        label = f"lat-{name}-{level_label(level)}-r{repetition}"
+            return base | {"rate": None, "seconds": seconds, "error": f"no maximum rate: {maximum[1]}"}
+        run = "lead-in" if lead_in else f"r{repetition}"
+        label = f"lat-{name}-{level_label(level)}-{run}"
         spec = RunSpec(label=label, alias=f"{SHORT[name]}l{level_label(level).replace('-', '')}r{repetition}",
-                       topic=f"latency-{name}-{level_label(level)}-r{repetition}", partitions=o.partitions,
+                       topic=f"latency-{name}-{level_label(level)}-{run}", partitions=o.partitions,
                        tasks=tasks, steady=True)
-        say(f"latency {repetition}/{o.latency_repetitions} of {candidate.title} at {level} = {rate:,} records/s for "
-            f"{o.latency_seconds:g} s (tasks.max {tasks})")
-        result = measure(candidate, spec, self._env(), rate, o.latency_seconds, o.key_bytes, o.record_bytes, say,
-                         steady_seconds=o.latency_steady_seconds, control_plane=candidate.control_plane_groups())
+        what = ("lead-in (warms the brokers up, not in the figures)" if lead_in
+                else f"{repetition}/{o.latency_repetitions}")
+        say(f"latency {what} of {candidate.title} at {level} = {rate:,} records/s for {seconds:g} s "
+            f"(tasks.max {tasks})")
+        result = measure(candidate, spec, self._env(), rate, seconds, o.key_bytes, o.record_bytes, say,
+                         steady_seconds=o.latency_steady_seconds, control_plane=candidate.control_plane_groups(),
+                         brokers=self._clusters().broker_groups())
         result |= base
+        jit = result.get("broker_jit_cpu_seconds")
         say(f"  p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms, p99 {result['p99_ms']} ms at "
-            f"{result.get('achieved_rate') or 0:,.0f} records/s" + (f"; error: {result['error']}"
-                                                                     if result["error"] else ""))
+            f"{result.get('achieved_rate') or 0:,.0f} records/s"
+            + (f"; the brokers' JIT compilers used {jit:g} CPU s meanwhile" if jit is not None else "")
+            + (f"; error: {result['error']}" if result["error"] else ""))
         return result
 
     # -- the whole ------------------------------------------------------------------------------

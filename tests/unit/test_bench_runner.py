@@ -6,7 +6,7 @@ import pytest
 
 from bench.backfill import cost_figures, plan, run_spec, throughput_figures
 from bench.datasets import Dataset
-from bench.runner import best_tasks, derived_max_rate, latency_plan
+from bench.runner import best_tasks, derived_max_rate, latency_plan, lead_in_plan
 
 MAIN = Dataset("1024B", 1000, 1024, "none", 3, (2, 4), main=True)
 LZ4 = Dataset("1024B-lz4", 500, 1024, "lz4", 1, (2,))
@@ -86,3 +86,8 @@ def test_each_fixed_rate_level_starts_with_a_run_without_a_mirror():
                      (2, "5000", "direct"), (2, "5000", "mm2"), (2, "5000", "mirrorplane"),
                      (2, "50%", "mm2"), (2, "50%", "mirrorplane")]
     assert all(name != "direct" for _, _, name in latency_plan(("mm2",), ("5000",), 3, floor=False))
+
+
+def test_lead_ins_run_each_candidate_once_per_level_before_any_measured_run():
+    assert lead_in_plan(("mirrorplane", "mm2"), ("5000", "50%")) == [
+        ("5000", "mirrorplane"), ("5000", "mm2"), ("50%", "mirrorplane"), ("50%", "mm2")]
