@@ -143,6 +143,28 @@ def test_real_time_mode_sends_each_record_as_it_arrives(api, devstack, control_p
     figures(f"real-time mode: a partition added on the source was copied {time.monotonic() - added:.1f} s later")
 
 
+def kill_until_real_time_again(api, name: str, pid: int) -> float:
+    """kill -9 the mirror's Spark application; the seconds until the next one runs in real-time mode."""
+    os.kill(pid, signal.SIGKILL)
+    killed_at = time.monotonic()
+    wait_for_status(api, name, lambda s: s["application"]["pid"] not in (None, pid) and mode_of(s) == "real-time"
+                    and s["connectors"]["source"]["state"] == "RUNNING", 120)
+    return time.monotonic() - killed_at
+
+
+def duplicates_once_copied(api, name: str, west: str, topic: str, expected: dict[int, list[Record]]) -> int:
+    """Once the source connector has copied every record of `expected`: the records the target holds twice;
+    asserts that none is missing and that the target holds nothing else."""
+    total = sum(len(records) for records in expected.values())
+    wait_for_status(api, name, lambda s: sum(p["last_upstream_offset"] + 1 for p in s["progress"]["partitions"]
+                                             if p["topic"] == topic) == total, 120)
+    target_total = sum(kafka_tools.end_offsets(west, f"east.{topic}").values())
+    received = kafka_tools.consume_all(west, f"east.{topic}", target_total, timeout=120)
+    duplicates = kafka_tools.duplicates_after_check(received, expected)
+    assert sum(len(records) for records in received.values()) == target_total == total + duplicates
+    return duplicates
+
+
 def test_kill_9_during_real_time_replication_loses_nothing(api, devstack, control_plane, unique, figures):
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
     topic, name = f"rtkill-{unique}", f"rtkill-{unique}"
@@ -156,23 +178,14 @@ def test_kill_9_during_real_time_replication_loses_nothing(api, devstack, contro
     time.sleep(8)
     pid = status["application"]["pid"]
     copied = sum(kafka_tools.end_offsets(west, f"east.{topic}").values())
-    os.kill(pid, signal.SIGKILL)
-    killed_at = time.monotonic()
-    wait_for_status(api, name, lambda s: s["application"]["pid"] not in (None, pid) and mode_of(s) == "real-time"
-                    and s["connectors"]["source"]["state"] == "RUNNING", 120)
-    back_after = time.monotonic() - killed_at
+    back_after = kill_until_real_time_again(api, name, pid)
     time.sleep(5)
     sent = traffic.stop()
     total = sum(len(records) for records in sent.values())
-    wait_for_status(api, name, lambda s: sum(p["last_upstream_offset"] + 1 for p in s["progress"]["partitions"]
-                                             if p["topic"] == topic) == total, 120)
-    target_total = sum(kafka_tools.end_offsets(west, f"east.{topic}").values())
-    received = kafka_tools.consume_all(west, f"east.{topic}", target_total, timeout=120)
-    duplicates = kafka_tools.duplicates_after_check(received, sent)
+    duplicates = duplicates_once_copied(api, name, west, topic, sent)
     figures(f"real-time mode, kill -9 at {copied} of {total} records (500 records/s), before the first commit: "
             f"running in real-time mode again {back_after:.1f} s later; 0 lost, {duplicates} duplicates (the "
             f"records after each partition's latest offset sync)")
-    assert sum(len(records) for records in received.values()) == target_total == total + duplicates
     # The first query committed nothing: the restart resumes after the offset syncs, not from the initial
     # offsets its Kafka source had recorded in the checkpoint (which would send everything again).
     assert duplicates < copied / 2
@@ -199,18 +212,10 @@ def test_kill_9_after_a_real_time_commit_goes_on_from_the_committed_positions(ap
     time.sleep(12)
     pid = status["application"]["pid"]
     copied = sum(kafka_tools.end_offsets(west, remote).values())
-    os.kill(pid, signal.SIGKILL)
-    wait_for_status(api, name, lambda s: s["application"]["pid"] not in (None, pid) and mode_of(s) == "real-time"
-                    and s["connectors"]["source"]["state"] == "RUNNING", 120)
+    kill_until_real_time_again(api, name, pid)
     time.sleep(3)
     sent = traffic.stop()
-    expected = {p: backlog[p] + sent[p] for p in range(PARTITIONS)}
-    total = sum(len(records) for records in expected.values())
-    wait_for_status(api, name, lambda s: sum(p["last_upstream_offset"] + 1 for p in s["progress"]["partitions"]
-                                             if p["topic"] == topic) == total, 120)
-    target_total = sum(kafka_tools.end_offsets(west, remote).values())
-    received = kafka_tools.consume_all(west, remote, target_total, timeout=120)
-    duplicates = kafka_tools.duplicates_after_check(received, expected)
+    duplicates = duplicates_once_copied(api, name, west, topic, {p: backlog[p] + sent[p] for p in range(PARTITIONS)})
     driver_log = (runtime.work_dir(name) / runtime.DRIVER_LOG).read_text(errors="replace")
     assert "committed positions after its checkpoint's latest epoch" in driver_log
     real_time_copied = copied - 30_000
@@ -246,17 +251,11 @@ def test_kill_9_after_a_pause_goes_on_from_the_positions_committed_since(api, de
     time.sleep(10)  # several commits of the resumed query's positions
     pid = status["application"]["pid"]
     killed_at = sum(kafka_tools.end_offsets(west, remote).values())
-    os.kill(pid, signal.SIGKILL)
-    wait_for_status(api, name, lambda s: s["application"]["pid"] not in (None, pid) and mode_of(s) == "real-time"
-                    and s["connectors"]["source"]["state"] == "RUNNING", 120)
+    kill_until_real_time_again(api, name, pid)
     time.sleep(3)
     sent = traffic.stop()
     total = sum(len(records) for records in sent.values())
-    wait_for_status(api, name, lambda s: sum(p["last_upstream_offset"] + 1 for p in s["progress"]["partitions"]
-                                             if p["topic"] == topic) == total, 120)
-    target_total = sum(kafka_tools.end_offsets(west, remote).values())
-    received = kafka_tools.consume_all(west, remote, target_total, timeout=120)
-    duplicates = kafka_tools.duplicates_after_check(received, sent)
+    duplicates = duplicates_once_copied(api, name, west, topic, sent)
     since_resume = killed_at - resumed_at
     driver_log = (runtime.work_dir(name) / runtime.DRIVER_LOG).read_text(errors="replace")
     figures(f"real-time mode, paused and resumed, then kill -9 {since_resume} records after the resume (200 records/s, "
