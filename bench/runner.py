@@ -65,11 +65,12 @@ def latency_plan(names: tuple[str, ...], levels: tuple[str, ...], repetitions: i
     return runs
 
 
-def lead_in_plan(names: tuple[str, ...], levels: tuple[str, ...]) -> list[tuple[str, str]]:
+def lead_in_plan(names: tuple[str, ...], levels: tuple[str, ...], floor: bool) -> list[tuple[str, str]]:
     """The lead-in runs before the measured latency runs, as (level, candidate): each candidate once at each
-    level, so that the brokers have compiled that traffic's paths before any candidate is measured (the
-    candidate measured first otherwise paid for it: bench.jit)."""
-    return [(level, name) for level in levels for name in names]
+    level (after the run without a mirror where the level has one), so that the brokers have compiled that
+    traffic's paths before any candidate is measured (the candidate measured first otherwise paid for it:
+    bench.jit)."""
+    return [(level, name) for _, level, name in latency_plan(names, levels, 1, floor)]
 
 
 def best_tasks(sweep: list[dict]) -> int | None:
@@ -275,16 +276,14 @@ class Benchmark:
                       for name, (value, source) in maxima.items()}
         self.settings["latency_max_rates"] = {name: {"records_per_second": value, "source": source}
                                               for name, (value, source) in maxima.items()}
-        if not o.skip_latency_lead_in:
-            for level, name in lead_in_plan(names, o.latency_rates):
-                self.lead_ins.append(self.latency_run(self.candidates[name], level, 0, tasks, maxima[name]))
-                self.write()
-                time.sleep(SETTLE_SECONDS)
         floor = DirectRead(self._env())
-        for repetition, level, name in latency_plan(names, o.latency_rates, o.latency_repetitions,
-                                                    floor=not o.skip_latency_floor):
+        lead_ins = [] if o.skip_latency_lead_in else [
+            (0, level, name) for level, name in lead_in_plan(names, o.latency_rates, floor=not o.skip_latency_floor)]
+        for repetition, level, name in lead_ins + latency_plan(names, o.latency_rates, o.latency_repetitions,
+                                                               floor=not o.skip_latency_floor):
             candidate, maximum = (floor, (None, "")) if name == floor.name else (self.candidates[name], maxima[name])
-            self.latency.append(self.latency_run(candidate, level, repetition, tasks, maximum))
+            result = self.latency_run(candidate, level, repetition, tasks, maximum)
+            (self.lead_ins if result["lead_in"] else self.latency).append(result)
             self.write()
             time.sleep(SETTLE_SECONDS)
 

@@ -89,5 +89,6 @@ def test_each_fixed_rate_level_starts_with_a_run_without_a_mirror():
 
 
 def test_lead_ins_run_each_candidate_once_per_level_before_any_measured_run():
-    assert lead_in_plan(("mirrorplane", "mm2"), ("5000", "50%")) == [
-        ("5000", "mirrorplane"), ("5000", "mm2"), ("50%", "mirrorplane"), ("50%", "mm2")]
+    assert lead_in_plan(("mirrorplane", "mm2"), ("5000", "50%"), floor=True) == [
+        ("5000", "direct"), ("5000", "mirrorplane"), ("5000", "mm2"), ("50%", "mirrorplane"), ("50%", "mm2")]
+    assert lead_in_plan(("mm2",), ("5000",), floor=False) == [("5000", "mm2")]
