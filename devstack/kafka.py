@@ -212,7 +212,8 @@ class KafkaCluster:
             process.wait(30)
 
     def ready(self) -> bool:
-        """True once the broker answers a metadata request."""
+        """True once the broker answers a metadata request as this cluster (its cluster id): a broker of
+        another cluster on the port means this one could not bind it, and is an error."""
         exited = self._process.poll() is not None if self._process else not self.running()
         if exited:
             log = _tail(Path(self.home) / "stdout.log") + _tail(Path(self.home) / "broker.log", 8)
@@ -225,6 +226,10 @@ class KafkaCluster:
             metadata = AdminClient({"bootstrap.servers": self.bootstrap_servers}).list_topics(timeout=2)
         except Exception:  # noqa: BLE001 - any failure means "not yet"
             return False
+        if metadata.cluster_id not in (None, self.cluster_id):
+            raise RuntimeError(f"Kafka cluster {self.alias!r}: port {self.port} answers as cluster "
+                               f"{metadata.cluster_id}, not as this broker's {self.cluster_id}: another "
+                               f"broker holds the port")
         return bool(metadata.brokers)
 
     def running(self) -> bool:

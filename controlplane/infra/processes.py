@@ -6,6 +6,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -16,6 +17,9 @@ from mirrorcore.waiting import wait_until
 
 _EXITED = frozenset({psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD})
 _PROC = "/proc"
+MAX_PORTS_PASSED_OVER = 1000
+_handed_out: set[int] = set()  # every port free_ports returned in this process
+_handed_out_lock = threading.Lock()
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -24,17 +28,28 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """`count` distinct free ports: all sockets stay open until every port is chosen."""
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sockets.append(sock)
-            sock.bind((host, 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
+    """`count` distinct free ports, none of them handed out before by this process. All sockets stay
+    open until every port is chosen, and a port the kernel offers again once an earlier call closed its
+    socket is passed over: two brokers started together were once given the same port, and the second,
+    failing to bind it, was taken for ready because the first answered there."""
+    sockets: list[socket.socket] = []
+    chosen: list[int] = []
+    with _handed_out_lock:
+        try:
+            while len(chosen) < count:
+                if len(sockets) >= count + MAX_PORTS_PASSED_OVER:
+                    raise OSError(f"no free port on {host} that this process has not handed out already")
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sockets.append(sock)
+                sock.bind((host, 0))  # held open, so the kernel offers another port next
+                port = sock.getsockname()[1]
+                if port not in _handed_out:
+                    chosen.append(port)
+            _handed_out.update(chosen)
+            return chosen
+        finally:
+            for sock in sockets:
+                sock.close()
 
 
 def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:

@@ -5,9 +5,11 @@ import os
 import subprocess
 import sys
 
+import pytest
 from confluent_kafka.admin import AdminClient
 
 from controlplane.infra import processes
+from devstack.kafka import KafkaCluster
 
 
 def manage(*args, env):
@@ -42,3 +44,24 @@ def test_devstack_up_status_down(tmp_path):
     for cluster in status["clusters"].values():
         assert not processes.is_alive(cluster["pid"])
     assert not processes.is_alive(status["redis"]["pid"])
+
+
+def test_a_broker_whose_port_another_cluster_answers_on_is_not_taken_for_ready(devstack, tmp_path):
+    """A broker that could not bind its port while another cluster's broker answers there: not ready, an error
+    (the start then retries on fresh ports), rather than a stack whose two clusters are one."""
+    east = devstack.clusters["east"]
+    alive = subprocess.Popen(["sleep", "60"])  # stands for the JVM that has not exited yet
+    try:
+        impostor = KafkaCluster(alias="impostor", home=str(tmp_path), port=east.port,
+                                controller_port=processes.free_port())
+        impostor._process = alive
+        with pytest.raises(RuntimeError, match=f"port {east.port} answers as cluster {east.cluster_id}, not as "
+                                               f"this broker's {impostor.cluster_id}"):
+            impostor.ready()
+        itself = KafkaCluster(alias="east", home=str(tmp_path), port=east.port, controller_port=east.controller_port,
+                              cluster_id=east.cluster_id)
+        itself._process = alive
+        assert itself.ready()
+    finally:
+        alive.kill()
+        alive.wait()
