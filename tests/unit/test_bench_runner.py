@@ -6,7 +6,8 @@ import pytest
 
 from bench.backfill import cost_figures, plan, run_spec, throughput_figures
 from bench.datasets import Dataset
-from bench.runner import best_tasks, derived_max_rate, latency_plan, lead_in_plan
+from bench.latency_plan import derived_max_rate, latency_plan, lead_in_plan
+from bench.runner import best_tasks
 
 MAIN = Dataset("1024B", 1000, 1024, "none", 3, (2, 4), main=True)
 LZ4 = Dataset("1024B-lz4", 500, 1024, "lz4", 1, (2,))
