@@ -12,11 +12,11 @@ C1 and one C2 compiler thread for its whole life, so no compiler thread's CPU le
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+from bench.measure import CLOCK_TICKS
+
 COMPILER_THREADS = ("C1 CompilerThre", "C2 CompilerThre")
 
 
