@@ -132,9 +132,9 @@ class KafkaAdmin:
         if error.code() != KafkaError._ALL_BROKERS_DOWN or self._connect_error is None:
             self._connect_error = error
 
-    def _wait(self, future: concurrent.futures.Future[_T]) -> _T:
+    def _wait(self, future: concurrent.futures.Future[_T], timeout: float | None = None) -> _T:
         """`future.result()`, serving error_cb meanwhile; gives up at once when the cluster refuses us."""
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + (timeout or self.timeout)
         while True:
             try:
                 return future.result(timeout=0.1)
@@ -162,9 +162,10 @@ class KafkaAdmin:
         if refused(self._connect_error):
             raise KafkaException(self._connect_error) from None
 
-    def describe(self) -> ClusterInfo:
+    def describe(self, timeout: float | None = None) -> ClusterInfo:
+        """The cluster's id, controller and broker count (`timeout`: instead of the admin's own)."""
         try:
-            result = self._wait(self.client.describe_cluster(request_timeout=self.timeout))
+            result = self._wait(self.client.describe_cluster(request_timeout=timeout or self.timeout), timeout)
         except Exception as error:
             raise ClusterError(self._reason(error)) from error
         controller = result.controller.id if result.controller is not None else None

@@ -33,7 +33,7 @@ from mirrorcore.policy import ReplicationPolicy
 
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"  # an unusable archive is ignored silently
 TRAINING_RECORDS = 60_000
-TRAINING_TOPIC, TRAINING_SOURCE_ALIAS = "training", "source"
+TRAINING_TOPIC, TRAINING_SOURCE_ALIAS, TRAINING_TARGET_ALIAS = "training", "source", "target"
 TRAINING_TIMEOUT_SECONDS = 300.0
 DUMP_TIMEOUT_SECONDS = 180.0
 
@@ -88,15 +88,17 @@ def record(jars: Sequence[Path], say: Callable[[str], None] = print) -> Path | N
     say("recording the Spark driver's class archive (once per JDK, Spark and jar version; about a minute)")
     stack = Devstack(root=work / "stack")
     try:
-        stack.up(["training"])
-        bootstrap = stack.clusters["training"].bootstrap_servers
-        say(f"  a throwaway cluster at {bootstrap}; {TRAINING_RECORDS:,} records to replicate")
-        _load_records(bootstrap, TRAINING_TOPIC, TRAINING_RECORDS)
+        stack.up([TRAINING_SOURCE_ALIAS, TRAINING_TARGET_ALIAS])
+        source, destination = (stack.clusters[alias].bootstrap_servers
+                               for alias in (TRAINING_SOURCE_ALIAS, TRAINING_TARGET_ALIAS))
+        say(f"  throwaway clusters at {source} and {destination}; {TRAINING_RECORDS:,} records to replicate")
+        _load_records(source, TRAINING_TOPIC, TRAINING_RECORDS)
         dump = work / "driver.jsa"
-        app = _start_application(work, bootstrap, stack.redis_url, jars, dump)
+        app = _start_application(work, source, destination, stack.redis_url, jars, dump)
         try:
             remote = ReplicationPolicy().format_remote_topic(TRAINING_SOURCE_ALIAS, TRAINING_TOPIC)
-            _wait_for_replication(bootstrap, remote, TRAINING_RECORDS, app, say)
+            _wait_for_replication(destination, remote, TRAINING_RECORDS, app, say)
+            _commit_group(source)
         finally:
             say("  stopping the application: the JVM writes the archive as it exits")
             processes.terminate(app.pid, str(work), grace_seconds=DUMP_TIMEOUT_SECONDS)
@@ -142,13 +144,14 @@ def _load_records(bootstrap: str, topic: str, count: int) -> None:
     producer.flush(60)
 
 
-def _start_application(work: Path, bootstrap: str, redis_url: str, jars: Sequence[Path],
+def _start_application(work: Path, source: str, target: str, redis_url: str, jars: Sequence[Path],
                        dump: Path) -> subprocess.Popen:
-    """A mirror application like any other (default policy, source and target on one cluster)."""
+    """A mirror application like any other (default policy; two clusters, as a mirror into its own source
+    cluster is refused)."""
     config = {
         "name": "class-archive-training", "generation": 1, "work_dir": str(work / "app"), "redis_url": redis_url,
-        "source": {"alias": TRAINING_SOURCE_ALIAS, "bootstrap_servers": bootstrap},
-        "target": {"alias": "target", "bootstrap_servers": bootstrap},
+        "source": {"alias": TRAINING_SOURCE_ALIAS, "bootstrap_servers": source},
+        "target": {"alias": TRAINING_TARGET_ALIAS, "bootstrap_servers": target},
         "topics": TRAINING_TOPIC, "groups": ".*",
         "connectors": {"source": {"tasks_max": 2, "config": {}}, "checkpoint": {"tasks_max": 1, "config": {}},
                        "heartbeat": {"tasks_max": 1, "config": {}}},
@@ -181,8 +184,18 @@ def _wait_for_replication(bootstrap: str, topic: str, count: int, app: subproces
                 say(f"  {copied:,} of {count:,} records replicated")
                 reported = time.monotonic()
             time.sleep(1)
-        consumer.commit(offsets=[TopicPartition(TRAINING_TOPIC, p, 10) for p in range(4)], asynchronous=False)
-        time.sleep(5)  # a checkpoint pass and a few heartbeats
     finally:
         consumer.close()
+
+
+def _commit_group(bootstrap: str) -> None:
+    """A consumer group's offsets on the source, which the checkpoint connector then translates."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "class-archive-training"})
+    try:
+        consumer.commit(offsets=[TopicPartition(TRAINING_TOPIC, p, 10) for p in range(4)], asynchronous=False)
+    finally:
+        consumer.close()
+    time.sleep(5)  # a checkpoint pass and a few heartbeats
 

@@ -63,6 +63,8 @@ class ClusterSerializer(serializers.ModelSerializer):
     def validate(self, attrs: dict) -> dict:
         merged = {f: attrs.get(f, getattr(self.instance, f, "")) for f in CLUSTER_SECURITY_FIELDS}
         checked(validation.cluster_security, merged, set(attrs))
+        if "bootstrap_servers" in attrs:
+            checked(validation.apart_from_mirrored_clusters, self.instance, attrs["bootstrap_servers"])
         return attrs
 
     def create(self, validated_data: dict) -> Cluster:

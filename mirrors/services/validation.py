@@ -11,9 +11,9 @@ from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from django.db.models import Field
+from django.db.models import Field, Q
 
-from mirrorcore import registry
+from mirrorcore import one_cluster, registry
 from mirrorcore.connection import parse_bootstrap_servers
 from mirrorcore.filters import PatternError, compile_patterns
 from mirrorcore.overrides import refused_client_config, refused_spark_conf
@@ -203,8 +203,29 @@ def separator(value: str) -> str:
 
 
 def distinct_clusters(source: Cluster | None, target: Cluster | None) -> None:
-    if source is not None and source == target:
+    """Two clusters, and not two aliases of one: no bootstrap address in common (the application compares
+    their cluster ids when it starts, see mirrorcore.one_cluster)."""
+    if source is None or target is None:
+        return
+    if source == target:
         raise Invalid({"target": "source and target must be different clusters"})
+    shared = one_cluster.shared_addresses(source.bootstrap_servers.split(","), target.bootstrap_servers.split(","))
+    if shared:
+        raise Invalid({"target": one_cluster.address_refusal(source.alias, target.alias, shared)})
+
+
+def apart_from_mirrored_clusters(cluster: Cluster | None, bootstrap: str) -> None:
+    """A stored cluster's new bootstrap list shares no address with a cluster it is mirrored with."""
+    if cluster is None:
+        return
+    servers = bootstrap.split(",")
+    mirrors = Mirror.objects.filter(Q(source=cluster) | Q(target=cluster)).select_related("source", "target")
+    for mirror in mirrors:
+        other = mirror.target if mirror.source_id == cluster.pk else mirror.source
+        shared = one_cluster.shared_addresses(servers, other.bootstrap_servers.split(","))
+        if shared:
+            refusal = one_cluster.address_refusal(mirror.source.alias, mirror.target.alias, shared)
+            raise Invalid({"bootstrap_servers": f"mirror {mirror.name!r}: {refusal}"})
 
 
 def mirror_flow(fields: dict[str, Any], mirror: Mirror | None, source: Cluster, target: Cluster) -> Flow:

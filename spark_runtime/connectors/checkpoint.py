@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from confluent_kafka import Producer
 
+from mirrorcore import one_cluster
 from mirrorcore.admin import KafkaAdmin
 from mirrorcore.checkpoints import CheckpointLedger, OffsetSyncStore
 from mirrorcore.config import MirrorConfig
@@ -43,7 +44,7 @@ class CheckpointConnector(Connector):
         self.settings = settings = config.connectors["checkpoint"]
         self.source_groups = ConsumerGroups(source_admin)
         self.target_groups = ConsumerGroups(target_admin)
-        self.target_admin = target_admin
+        self.source_admin, self.target_admin = source_admin, target_admin
         self.record_point = record_point
         self.policy = config.policy
         self.selector = config.topic_selector
@@ -78,6 +79,7 @@ class CheckpointConnector(Connector):
     def _start(self) -> None:
         if self.off_reason:
             return
+        one_cluster.ensure_two_clusters(self.source_admin, self.target_admin)
         replication_factor = self.settings.get_int("checkpoints.topic.replication.factor")
         self.target_admin.create_topics({self.topic: 1}, replication_factor,
                                         {self.topic: {"cleanup.policy": "compact"}})

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from confluent_kafka import KafkaError, Message, Producer
 
+from mirrorcore import one_cluster
 from mirrorcore.admin import ClusterError, KafkaAdmin
 from mirrorcore.config import MirrorConfig
 from mirrorcore.formats import Heartbeat
@@ -49,6 +50,7 @@ class HeartbeatConnector(Connector):
     def _start(self) -> None:
         if self.off_reason:
             return
+        one_cluster.ensure_two_clusters(self.source_admin, self.target_admin)
         replication_factor = self.settings.get_int("heartbeats.topic.replication.factor")
         overrides = {"linger.ms": "0"} | self.settings.prefixed("producer.override.")
         self.target_admin.create_topics({self.topic: 1}, replication_factor)

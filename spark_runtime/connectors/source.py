@@ -9,7 +9,7 @@ import threading
 import time
 from typing import Any
 
-from mirrorcore import adoption, resume
+from mirrorcore import adoption, one_cluster, resume
 from mirrorcore.admin import KafkaAdmin
 from mirrorcore.config import MirrorConfig
 from mirrorcore.registry import consumer_defaults, producer_defaults
@@ -77,6 +77,7 @@ class SourceConnector(ReplicationModes, Connector):
     # -- lifecycle hooks ----------------------------------------------------------------
 
     def _start(self) -> None:
+        one_cluster.ensure_two_clusters(self.source_admin, self.target_admin)
         self.mode_setting = replication_mode.parse_setting(self.settings.get("replication.mode"))
         self.topics = self._replicable(self._discover())
         self.offset_syncs.start()

@@ -101,8 +101,9 @@ def test_patch_keeps_the_stored_password_and_refuses_alias_change(api):
 
 def test_cluster_used_by_a_mirror_cannot_be_deleted(api):
     for alias in ("east", "west"):
-        api.post("/api/v1/clusters/", {"alias": alias, "bootstrap_servers": "h:1"}, format="json")
-    api.post("/api/v1/mirrors/", {"name": "m", "source": "east", "target": "west"}, format="json")
+        api.post("/api/v1/clusters/", {"alias": alias, "bootstrap_servers": f"{alias}:1"}, format="json")
+    assert api.post("/api/v1/mirrors/", {"name": "m", "source": "east", "target": "west"},
+                    format="json").status_code == 201
     response = api.delete("/api/v1/clusters/east/")
     assert response.status_code == 409
     assert "m" in response.json()["detail"]

@@ -51,6 +51,27 @@ def test_source_and_target_must_differ(api, clusters):
     assert response.status_code == 400 and "target" in response.json()
 
 
+def test_two_aliases_of_one_cluster_are_refused_by_their_shared_address(api, clusters):
+    assert api.post("/api/v1/clusters/", {"alias": "east-again", "bootstrap_servers": "other:9092, EAST:9092"},
+                    format="json").status_code == 201
+    response = post_mirror(api, target="east-again")
+    assert response.status_code == 400, response.content
+    reason = response.json()["target"][0]
+    assert "'east' and 'east-again' share the bootstrap address east:9092" in reason
+    assert "one Kafka cluster: a mirror into its own source cluster would copy what it writes again" in reason
+    assert not Mirror.objects.exists()
+
+
+def test_a_cluster_cannot_move_onto_the_address_of_a_cluster_it_is_mirrored_with(api, clusters):
+    assert post_mirror(api).status_code == 201
+    response = api.patch("/api/v1/clusters/west/", {"bootstrap_servers": "west-2:9092,east:9092"}, format="json")
+    assert response.status_code == 400, response.content
+    reason = response.json()["bootstrap_servers"][0]
+    assert reason.startswith("mirror 'm1': 'east' and 'west' share the bootstrap address east:9092"), reason
+    assert api.patch("/api/v1/clusters/west/", {"bootstrap_servers": "west-2:9092"},
+                     format="json").status_code == 200
+
+
 @pytest.mark.parametrize(("connectors", "field"), [
     ({"mirror": {}}, None),
     ({"source": {"tasks_max": 0}}, "tasks_max"),

@@ -28,6 +28,34 @@ def test_unreachable_target_fails_with_the_reason_and_is_restarted(api, devstack
     assert status["application"]["restarts"] == 0, "a failed connector is restarted inside its application"
 
 
+def test_a_mirror_into_another_alias_of_its_source_fails_every_connector_and_copies_nothing(
+        api, devstack, control_plane, unique, figures):
+    """`localhost` and `127.0.0.1` share no address, so the control plane accepts the pair; the application
+    finds one cluster id on both sides before any connector writes."""
+    east = devstack.clusters["east"].bootstrap_servers
+    port = east.rsplit(":", 1)[1]
+    topic, name, alias = f"self-{unique}", f"self-{unique}", f"east-{unique}"
+    kafka_tools.create_topic(east, topic, 1)
+    kafka_tools.produce(east, topic, {0: [Record(b"k", b"v", (), 1_700_000_000_000)]})
+    create_clusters(api, devstack)
+    assert api.post("/api/v1/clusters/", {"alias": alias, "bootstrap_servers": f"localhost:{port}"},
+                    format="json").status_code == 201
+    assert api.post("/api/v1/mirrors/", {"name": name, "source": "east", "target": alias, "topics": topic},
+                    format="json").status_code == 201
+    try:
+        status = wait_for_status(api, name, lambda s: all(
+            c["state"] == "FAILED" for c in s["connectors"].values()), 120)
+        for kind, connector in status["connectors"].items():
+            assert f"source 'east' and target '{alias}' are one Kafka cluster (cluster id " in connector["error"], kind
+        topics = AdminClient({"bootstrap.servers": east}).list_topics(timeout=10).topics
+        assert f"east.{topic}" not in topics and "east.heartbeats" not in topics
+        assert "east.checkpoints.internal" not in topics
+        figures(f"one cluster under two aliases: all 3 connectors FAILED with "
+                f"{status['connectors']['source']['error'][:90]!r}; no remote topic created")
+    finally:
+        assert api.delete(f"/api/v1/mirrors/{name}/").status_code == 204
+
+
 def test_deleted_remote_topic_fails_then_auto_restart_recreates_it(api, devstack, control_plane, unique, figures):
     east, west = devstack.clusters["east"].bootstrap_servers, devstack.clusters["west"].bootstrap_servers
     topic, name = f"gone-{unique}", f"gone-{unique}"
