@@ -19,6 +19,7 @@ from typing import Any
 
 # YARN's states of an application that has not ended.
 ALIVE_STATES = ("NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING")
+ENDED_STATES = ("FINISHED", "FAILED", "KILLED")
 APPLICATION_ID = re.compile(r"\bapplication_\d+_\d+\b")
 
 
@@ -41,6 +42,8 @@ class YarnApplication:
     tracking_url: str | None
     am_host: str | None  # the NodeManager running the ApplicationMaster (the driver in cluster mode)
     launched_at: float | None = None  # when its current attempt's ApplicationMaster was launched (epoch s)
+    started_at: float | None = None  # when the ResourceManager accepted it (epoch s)
+    finished_at: float | None = None  # when it ended (epoch s); None while alive
 
     @property
     def alive(self) -> bool:
@@ -52,7 +55,9 @@ class YarnApplication:
         return cls(id=data["id"], name=data.get("name", ""), state=data.get("state", ""),
                    final_status=data.get("finalStatus", ""), tags=tags, diagnostics=data.get("diagnostics") or "",
                    tracking_url=data.get("trackingUrl") or None, am_host=data.get("amHostHttpAddress") or None,
-                   launched_at=(data.get("launchTime") or 0) / 1000 or None)
+                   launched_at=(data.get("launchTime") or 0) / 1000 or None,
+                   started_at=(data.get("startedTime") or 0) / 1000 or None,
+                   finished_at=(data.get("finishedTime") or 0) / 1000 or None)
 
 
 class ResourceManager:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from mirrorcore.waiting import wait_until
+
 
 @dataclass(frozen=True)
 class Record:
@@ -100,23 +102,23 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
 
 
 def wait_for_topic(bootstrap: str, topic: str, timeout: float) -> dict[int, int]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        offsets = end_offsets(bootstrap, topic)
-        if offsets:
-            return offsets
-        time.sleep(0.5)
-    raise AssertionError(f"topic {topic} did not appear within {timeout}s")
+    """The end offsets of `topic` once it exists with leaders, looked for every 0.5 s."""
+    found: dict[int, int] = {}
+
+    def exists() -> bool:
+        found.update(end_offsets(bootstrap, topic))
+        return bool(found)
+
+    if not wait_until(exists, timeout, interval=0.5):
+        raise AssertionError(f"topic {topic} did not appear within {timeout}s")
+    return found
 
 
 def wait_for_first_record(bootstrap: str, topic: str, timeout: float, poll: float = 0.05) -> float:
     """The moment (time.monotonic) `topic` was first seen holding a record, watched every `poll` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if any(end_offsets(bootstrap, topic).values()):
-            return time.monotonic()
-        time.sleep(poll)
-    raise AssertionError(f"no record on {topic} within {timeout}s")
+    if not wait_until(lambda: any(end_offsets(bootstrap, topic).values()), timeout, interval=poll):
+        raise AssertionError(f"no record on {topic} within {timeout}s")
+    return time.monotonic()
 
 
 def consume_all(bootstrap: str, topic: str, expected: int, timeout: float) -> dict[int, list[Record]]:

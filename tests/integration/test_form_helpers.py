@@ -23,10 +23,11 @@ def timed(call):
 
 def test_preview_lists_real_topics_with_their_remote_names(api, devstack, unique):
     east = devstack.clusters["east"].bootstrap_servers
-    kafka_tools.create_topic(east, f"orders-{unique}", 3)
-    kafka_tools.create_topic(east, f"orders-{unique}-audit", 1)
-    kafka_tools.create_topic(east, f"west.orders-{unique}", 2)  # came from west: a cycle for east -> west
-    for topic in (f"orders-{unique}", f"orders-{unique}-audit", f"west.orders-{unique}"):
+    # the last came from west: a cycle for east -> west
+    partitions = {f"orders-{unique}": 3, f"orders-{unique}-audit": 1, f"west.orders-{unique}": 2}
+    for topic, count in partitions.items():
+        kafka_tools.create_topic(east, topic, count)
+    for topic in partitions:
         kafka_tools.wait_for_topic(east, topic, 30)  # created is not yet in every metadata answer
     create_clusters(api, devstack)
 

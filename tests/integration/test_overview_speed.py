@@ -27,6 +27,10 @@ from tests.integration.browser import log_in, screenshot
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MIRRORS, DAYS, LIMIT_SECONDS = 50, 30, 1.0
+# Page loads timed in the browser; the median is judged. Beside the other test lane the median of 3 loads was
+# 0.83 s in one run and 1.19 s and 1.63 s in two others: a load waiting for one of the two shared cores
+# weighs less in the median of 5.
+BROWSER_LOADS = 5
 CLUSTERS = ("east", "west", "north", "south", "dr-east", "dr-west")
 
 
@@ -162,7 +166,7 @@ def measure(seeded: dict, admin_user, browse, figures) -> None:
     browser = browse(1280, 800)
     log_in(browser, "admin", "admin-password-123")
     loads = []
-    for _ in range(3):
+    for _ in range(BROWSER_LOADS):
         browser.goto("/")
         browser.locator("#topology .main-svg").first.wait_for()
         loads.append(browser.evaluate("""() => {
@@ -170,9 +174,10 @@ def measure(seeded: dict, admin_user, browse, figures) -> None:
             return {response: nav.responseEnd - nav.startTime, drawn: performance.now()};
         }"""))
     drawn = statistics.median(load["drawn"] for load in loads) / 1000
+    draws = ", ".join(f"{load['drawn']:.0f}" for load in loads)
     response = statistics.median(load["response"] for load in loads) / 1000
     screenshot(browser, "overview-50-mirrors")
-    assert drawn < LIMIT_SECONDS, f"the topology was drawn {drawn:.2f} s after navigation started"
+    assert drawn < LIMIT_SECONDS, f"the topology was drawn {drawn:.2f} s after navigation started ({draws} ms)"
     body = json.loads(browser.locator("#overview-data").text_content())
     assert sum(body["counts"].values()) == MIRRORS and body["counts"]["failed"] == 1
 
@@ -181,4 +186,4 @@ def measure(seeded: dict, admin_user, browse, figures) -> None:
             f"server page median {page_median * 1000:.0f} ms "
             f"(max {page_max * 1000:.0f} ms), API median {api_median * 1000:.0f} ms (max {api_max * 1000:.0f} ms); "
             f"browser: response {response * 1000:.0f} ms, topology drawn {drawn * 1000:.0f} ms after navigation "
-            f"(median of 3, plotly.js parse included)")
+            f"(median of {BROWSER_LOADS}, plotly.js parse included; each load {draws} ms)")

@@ -39,8 +39,10 @@ def test_application_from_the_resourcemanagers_json():
     assert not app.alive and app.tags[1] == "mirrorplane-mirror-m" and app.diagnostics == "unknown queue: nosuch"
     assert app.launched_at is None  # never launched: YARN reports a launch time of 0
     launched = yarn.YarnApplication.from_json({"id": "application_1_0002", "state": "RUNNING",
-                                               "launchTime": 1_700_000_123_456})
+                                               "launchTime": 1_700_000_123_456, "startedTime": 1_700_000_120_000,
+                                               "finishedTime": 0})
     assert launched.launched_at == 1_700_000_123.456
+    assert (launched.started_at, launched.finished_at) == (1_700_000_120.0, None)  # alive: finished at 0
 
 
 def test_resourcemanager_and_filesystem_from_the_site_files(tmp_path):
