@@ -54,3 +54,15 @@ def test_continued_and_escaped_lines_import_as_mm2_reads_them(api):
     assert response.status_code == 201, response.content
     mirror = Mirror.objects.get(name="a-to-b")
     assert (mirror.source.bootstrap_servers, mirror.topics) == ("a:9092", "orders\\..*, payments")
+
+
+def test_a_flow_between_two_aliases_of_one_cluster_is_a_400_naming_its_line(api):
+    text = ("clusters = east, west\neast.bootstrap.servers = kafka:9092\nwest.bootstrap.servers = kafka:9092\n"
+            "east->west.enabled = true\n")
+    response = import_text(api, text, "?dry_run=true")
+    assert response.status_code == 400, response.content
+    assert response.json() == {"line 4: east->west.enabled": [
+        "'east' and 'west' share the bootstrap address kafka:9092, so they are one Kafka cluster: a mirror into "
+        "its own source cluster would copy what it writes again (heartbeats into '<source>.heartbeats', then "
+        "'<source>.<source>.heartbeats', one prefix more at each topic refresh)"]}
+    assert not Cluster.objects.exists() and not Mirror.objects.exists()

@@ -246,7 +246,7 @@ def test_import_preview_adopting_a_running_mm2_names_the_flow_without_offsets(br
     log_in(page, "admin", "admin-password-123")
     page.goto("/import/")
     page.get_by_label("Configuration").fill("clusters = east, west\neast.bootstrap.servers = 127.0.0.1:1\n"
-                                            "west.bootstrap.servers = 127.0.0.1:1\neast->west.enabled = true\n")
+                                            "west.bootstrap.servers = 127.0.0.1:2\neast->west.enabled = true\n")
     page.get_by_label("Adopt the running MirrorMaker 2 this file describes").check()
     page.get_by_role("button", name="Preview").click()
     result = page.locator("#result")
