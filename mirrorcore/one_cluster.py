@@ -39,6 +39,13 @@ def address_refusal(source_alias: str, target_alias: str, shared: list[str]) -> 
             f"one Kafka cluster: {LOOP}")
 
 
+def shared_address_refusal(source_alias: str, source_bootstrap: str, target_alias: str,
+                           target_bootstrap: str) -> str | None:
+    """`address_refusal` of two comma-separated bootstrap lists when they share an address, else None."""
+    shared = shared_addresses(source_bootstrap.split(","), target_bootstrap.split(","))
+    return address_refusal(source_alias, target_alias, shared) if shared else None
+
+
 def cluster_id_refusal(source_alias: str, target_alias: str, cluster_id: str) -> str:
     return (f"source {source_alias!r} and target {target_alias!r} are one Kafka cluster (cluster id {cluster_id}): "
             f"{LOOP}; point one of the two aliases at another cluster")

@@ -209,22 +209,22 @@ def distinct_clusters(source: Cluster | None, target: Cluster | None) -> None:
         return
     if source == target:
         raise Invalid({"target": "source and target must be different clusters"})
-    shared = one_cluster.shared_addresses(source.bootstrap_servers.split(","), target.bootstrap_servers.split(","))
-    if shared:
-        raise Invalid({"target": one_cluster.address_refusal(source.alias, target.alias, shared)})
+    refusal = one_cluster.shared_address_refusal(source.alias, source.bootstrap_servers, target.alias,
+                                                 target.bootstrap_servers)
+    if refusal:
+        raise Invalid({"target": refusal})
 
 
 def apart_from_mirrored_clusters(cluster: Cluster | None, bootstrap: str) -> None:
     """A stored cluster's new bootstrap list shares no address with a cluster it is mirrored with."""
     if cluster is None:
         return
-    servers = bootstrap.split(",")
     mirrors = Mirror.objects.filter(Q(source=cluster) | Q(target=cluster)).select_related("source", "target")
     for mirror in mirrors:
         other = mirror.target if mirror.source_id == cluster.pk else mirror.source
-        shared = one_cluster.shared_addresses(servers, other.bootstrap_servers.split(","))
-        if shared:
-            refusal = one_cluster.address_refusal(mirror.source.alias, mirror.target.alias, shared)
+        refusal = one_cluster.shared_address_refusal(mirror.source.alias, bootstrap, mirror.target.alias,
+                                                     other.bootstrap_servers)
+        if refusal:
             raise Invalid({"bootstrap_servers": f"mirror {mirror.name!r}: {refusal}"})
 
 
