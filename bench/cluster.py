@@ -60,6 +60,15 @@ class BenchClusters:
     def broker_groups(self) -> list[int]:
         return [cluster.pid for cluster in self.stack.clusters.values()]
 
+    def services(self) -> dict[str, list[int]]:
+        """The machine's shared services by name, each a process group: both brokers and Redis (the
+        control plane's broker and status channel; started by the harness, so nothing else uses it)."""
+        clusters = self.stack.clusters
+        named = {"source_broker": [clusters[SOURCE].pid], "target_broker": [clusters[TARGET].pid]}
+        if self.stack.redis is not None and self.stack.redis.pid:
+            named["redis"] = [self.stack.redis.pid]
+        return named
+
     def down(self) -> list[str]:
         return self.stack.down()
 

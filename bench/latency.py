@@ -26,11 +26,12 @@ maximum (`reader_resolution_us`). A record of the slowest 1% handed over after s
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import time
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -297,18 +298,25 @@ class SteadyWait:
 def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, seconds: float, key_bytes: int,
             record_bytes: int, say: Callable[[str], None] = print,
             steady_seconds: float = WARMUP_STEADY_SECONDS, control_plane: Sequence[int] = (),
-            brokers: Sequence[int] = ()) -> dict:
+            brokers: Sequence[int] = (), services: Mapping[str, Sequence[int]] | None = None) -> dict:
     """One latency run; `control_plane`: the process groups of the candidate's control plane (Mirrorplane's web
     app and Celery worker), whose CPU in the measured seconds is reported beside the candidate's own; `brokers`:
-    the brokers' JVMs, whose JIT compilers' CPU in the measured seconds is reported (bench.jit)."""
+    the brokers' JVMs, whose JIT compilers' CPU in the measured seconds is reported (bench.jit); `services`: the
+    machine's shared services by name (`BenchClusters.services`), whose CPU in those seconds is reported too, so
+    that the machine's busy time is told apart (`machine_cpu_seconds`)."""
     create_topic(env.source, spec.topic, spec.partitions)
     candidate.prepare(spec)
     reader = TargetReader(*candidate.reader_endpoint(spec))
     producer = RateProducer(env.source, spec.topic, spec.partitions, rate, key_bytes, record_bytes)
-    groups: dict[str, Callable[[], Iterable[int]]] = {"candidate": candidate.process_groups}
+    groups: dict[str, Callable[[], Iterable[int]]] = {"candidate": candidate.process_groups,
+                                                      "waiting": candidate.waiting_groups}
     if control_plane:
         groups["control_plane"] = lambda: list(control_plane)
-    sampler = ResourceSampler(groups, services=("control_plane",))  # its worker reaps the Spark applications
+    shared = {name: tuple(pids) for name, pids in (services or {}).items()}
+    for name, pids in shared.items():
+        groups[name] = functools.partial(tuple, pids)
+    # The control plane's worker reaps the Spark applications; a service's parent is not a candidate.
+    sampler = ResourceSampler(groups, services=("control_plane", *shared))
     disk_sampler = DiskSampler()
     result: dict = {"candidate": candidate.name, "tasks": spec.tasks, "rate": rate, "seconds": seconds,
                     "label": spec.label, "remote_topic": spec.remote_topic, "error": None}
@@ -340,12 +348,14 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
         usage_after = sampler.snapshot()
         if brokers:
             result["broker_jit_cpu_seconds"] = round(compiler_cpu_seconds(brokers) - jit_before, 2)
+        machine_after = machine_cpu()
         before, after = usage_before["candidate"], usage_after["candidate"]
         if control_plane:
             result["control_plane_cpu_seconds_measured"] = round(
                 usage_after["control_plane"]["cpu_seconds"] - usage_before["control_plane"]["cpu_seconds"], 2)
         # Everything on the machine: the candidate, the brokers, this producer and the reader.
-        result["machine_busy_pct"] = busy_share(machine_before, machine_cpu())
+        result["machine_busy_pct"] = busy_share(machine_before, machine_after)
+        result["machine_cpu_seconds"] = machine_breakdown(usage_before, usage_after, machine_before, machine_after)
         deadline = time.monotonic() + DRAIN_SECONDS
         while time.monotonic() < deadline and reader.state.measured.value < expected:
             time.sleep(0.2)
@@ -366,6 +376,16 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
     delete_topics(env.target, f"{spec.alias}.")
     delete_topics(env.source, spec.topic)
     return result
+
+
+def machine_breakdown(before: Mapping[str, dict], after: Mapping[str, dict], machine_before: tuple[float, float],
+                      machine_after: tuple[float, float]) -> dict[str, float]:
+    """The machine's busy CPU seconds between two readings, and each sampled set's share of them by name;
+    `rest` is what none of the sets used: the harness's producer and reader, and the system."""
+    shares = {name: round(after[name]["cpu_seconds"] - before[name]["cpu_seconds"], 2)
+              for name in after if name in before}
+    busy = round(machine_after[0] - machine_before[0], 2)
+    return {"machine": busy, **shares, "rest": round(busy - sum(shares.values()), 2)}
 
 
 def _outcome(outcome: dict, expected: int) -> dict:

@@ -130,8 +130,18 @@ def latency_table(latency: list[dict]) -> dict[str, dict[str, dict]]:
             entry["reader_resolution_us"] = {key: _median([r[key] for r in resolution])
                                              for key in ("p50_us", "p99_us", "max_us", "queued_share")}
         entry["tails"] = [r["tail"] for r in good if (r.get("tail") or {}).get("records")]
+        if breakdown := machine_breakdown_summary([r["machine_cpu_seconds"] for r in good
+                                                   if r.get("machine_cpu_seconds")]):
+            entry["machine_cpu_seconds"] = breakdown
         table.setdefault(candidate, {})[level] = entry
     return table
+
+
+def machine_breakdown_summary(breakdowns: list[dict[str, float]]) -> dict[str, dict]:
+    """Per part of the machine's busy CPU seconds (bench.latency `machine_breakdown`), its spread over the runs."""
+    names = dict.fromkeys(name for breakdown in breakdowns for name in breakdown)
+    spreads = {name: spread([b[name] for b in breakdowns if b.get(name) is not None]) for name in names}
+    return {name: values for name, values in spreads.items() if values is not None}
 
 
 def goals(ratio_table: dict, latency: dict, scale: dict | None = None, summary: dict | None = None,

@@ -243,6 +243,7 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
         lines += ["", "CPU s is the mirror's own processes. Mirrorplane's web app and Celery worker (its control "
                       "plane, reconciling every few seconds) used besides, per measured run: " + "; ".join(control)
                   + " CPU s. MM2 runs without a process of that kind."]
+    lines += _machine_lines(table)
     maxima = settings.get("latency_max_rates") or {}
     if maxima:
         lines += ["", "Maximum sustainable rates for the percentage levels: " + "; ".join(
@@ -256,6 +257,30 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
                   "seconds: the candidate, the brokers, the producer and the reader. The brokers' JIT CPU s is what "
                   "their compiler threads used in those seconds: a broker compiling a path of the run's traffic "
                   "takes a core for up to a second at a time."]
+    return lines
+
+
+# The parts of the machine's busy seconds in a latency run, as bench.latency `machine_breakdown` names them.
+MACHINE_PARTS = (("candidate", "the mirror"), ("waiting", "its waiting standby"),
+                 ("control_plane", "control plane"), ("source_broker", "source broker"),
+                 ("target_broker", "target broker"), ("redis", "Redis"),
+                 ("rest", "the rest: producer, reader, system"))
+
+
+def _machine_lines(table: dict) -> list[str]:
+    rows = [(candidate, level, e["machine_cpu_seconds"]) for candidate, levels in table.items()
+            for level, e in levels.items() if e.get("machine_cpu_seconds")]
+    if not rows:
+        return []
+    lines = ["", "Where the machine's CPU went in the measured seconds, CPU s (medians over the runs, min-max). "
+                 "The control plane, its standby and Redis serve Mirrorplane, and run through every "
+                 "candidate's minutes:", "",
+             _row(["candidate", "rate", "machine", *(title for _, title in MACHINE_PARTS)]),
+             "|---|---|" + "---:|" * (1 + len(MACHINE_PARTS))]
+    for candidate, level, parts in rows:
+        entry = table[candidate][level]
+        lines.append(_row([TITLES.get(candidate, candidate), _level(level, entry), _spread(parts.get("machine"), 1),
+                           *(_spread(parts.get(name), 1) for name, _ in MACHINE_PARTS)]))
     return lines
 
 

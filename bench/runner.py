@@ -274,7 +274,7 @@ class Benchmark:
             f"(tasks.max {tasks})")
         result = measure(candidate, spec, self._env(), rate, seconds, o.key_bytes, o.record_bytes, say,
                          steady_seconds=o.latency_steady_seconds, control_plane=candidate.control_plane_groups(),
-                         brokers=self._clusters().broker_groups())
+                         brokers=self._clusters().broker_groups(), services=self._clusters().services())
         result |= base
         jit = result.get("broker_jit_cpu_seconds")
         say(f"  p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms, p99 {result['p99_ms']} ms at "

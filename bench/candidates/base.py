@@ -62,6 +62,11 @@ class Candidate(ABC):
         """Process groups serving every run (Mirrorplane's web app and worker); none by default."""
         return []
 
+    def waiting_groups(self) -> list[int]:
+        """Process groups of the candidate that wait for a later run (Mirrorplane's standby drivers not
+        claimed by this run's mirror); none by default."""
+        return []
+
     def failure(self) -> str | None:
         """Why the run cannot finish (its process exited, an API error), else None."""
         return None

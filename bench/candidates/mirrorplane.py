@@ -237,6 +237,18 @@ class Mirrorplane(Candidate):
                 found += [(pid, standby_folder.marker(folder)) for pid in pids]
         return found
 
+    def waiting_groups(self) -> list[int]:
+        groups = set()
+        for folder, pids in self._standbys():
+            if standby_folder.read_claim(folder) is not None:
+                continue  # a mirror's driver now: this run's is in `process_groups`
+            for pid in pids:
+                try:
+                    groups.add(os.getpgid(pid))
+                except ProcessLookupError:
+                    continue
+        return sorted(groups)
+
     def process_groups(self) -> list[int]:
         if self.spec is None:
             return []

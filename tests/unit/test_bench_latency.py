@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -16,6 +19,7 @@ from bench.latency import (
     _account,
     _outcome,
     level_label,
+    machine_breakdown,
     resolution_summary,
     resolve_rate,
 )
@@ -68,6 +72,14 @@ def test_each_record_is_timed_with_the_time_it_was_handed_over():
     assert first > 0
     _account([], 2000.0, latencies, state, stamps, partitions, gaps, 0.0)
     assert state.first_arrival.value == first
+
+
+def test_the_machine_breakdown_leaves_what_no_sampled_set_used_to_the_rest():
+    before = {"candidate": {"cpu_seconds": 5.0}, "source_broker": {"cpu_seconds": 100.0}, "redis": {"cpu_seconds": 1.0}}
+    after = {"candidate": {"cpu_seconds": 23.0}, "source_broker": {"cpu_seconds": 130.5},
+             "redis": {"cpu_seconds": 1.25}, "appeared_later": {"cpu_seconds": 2.0}}
+    breakdown = machine_breakdown(before, after, (1000.0, 5000.0), (1070.0, 5120.0))
+    assert breakdown == {"machine": 70.0, "candidate": 18.0, "source_broker": 30.5, "redis": 0.25, "rest": 21.25}
 
 
 def test_outcome_counts_the_missing_against_what_was_produced():
@@ -195,3 +207,26 @@ def test_the_floor_reads_the_source_topic_and_a_mirror_its_remote_topic(tmp_path
     assert DirectRead(env).reader_endpoint(spec) == ("east:9092", "latency-5000")
     assert DirectRead(env).process_groups() == []
     assert RawCopy(env).reader_endpoint(spec) == ("west:9092", "drl5000r1.latency-5000")
+
+
+
+def test_the_waiting_standby_is_counted_apart_from_the_driver_this_run_claimed(tmp_path, monkeypatch):
+    from bench.candidates.mirrorplane import Mirrorplane
+    from mirrorcore import standby_folder
+
+    env = Environment(source="east:9092", target="west:9092", redis_url="redis://x", work_dir=tmp_path)
+    claimed, waiting = tmp_path / "standby-1", tmp_path / "standby-2"
+    for folder in (claimed, waiting):
+        folder.mkdir()
+    standby_folder.write_claim(claimed, standby_folder.Claim(mirror="lat-mirrorplane-5000-r1", config="c.json"))
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        mirrorplane = Mirrorplane(env)
+        monkeypatch.setattr(mirrorplane, "_standbys", lambda: [(claimed, [os.getpid()]), (waiting, [sleeper.pid])])
+        monkeypatch.setattr(mirrorplane, "_marker", lambda: "no-driver-of-its-own")
+        mirrorplane.spec = RunSpec(label="lat-mirrorplane-5000-r1", alias="m1", topic="t", partitions=8, tasks=2)
+        assert mirrorplane.waiting_groups() == [sleeper.pid], "the unclaimed standby, in a session of its own"
+        assert mirrorplane.process_groups() == [os.getpgid(os.getpid())], "the claimed one drives this run"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
