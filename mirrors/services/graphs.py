@@ -318,6 +318,10 @@ class _Why:
             if not registry.get_bool(checkpoint.config if checkpoint else {}, "emit.checkpoints.enabled"):
                 return "Checkpoints are off (emit.checkpoints.enabled=false on the checkpoint connector)."
             return self._connector_down(ConnectorKind.CHECKPOINT, "no checkpoints are emitted")
+        if key.startswith("lag"):
+            return self._connector_down(ConnectorKind.SOURCE, "no topic is replicated and there is no lag to measure")
+        if key.startswith("throughput"):
+            return self._connector_down(ConnectorKind.SOURCE, "no records are replicated")
         return None
 
     def _connector_down(self, kind: str, consequence: str) -> str | None:

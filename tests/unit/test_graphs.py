@@ -296,6 +296,24 @@ def test_no_topic_matching_yet_explains_the_empty_lag(fake, mirror):
         "No topic on east matches the mirror's topics ('.*') yet, so there is no lag to measure.")
 
 
+def test_a_failed_source_connector_explains_the_empty_lag_and_throughput(fake, mirror):
+    reason = "source 'east' and target 'west' are one Kafka cluster (cluster id abc): a mirror needs two"
+    running(fake, mirror, source={"state": "FAILED", "error": reason, "tasks": [], "topics": [], "partitions": []})
+    graphs = get(mirror, "15m")["graphs"]
+    assert graphs["lag_seconds"]["empty"] == (
+        f"The source connector failed, so no topic is replicated and there is no lag to measure: {reason}.")
+    assert graphs["throughput_records"]["empty"] == (
+        f"The source connector failed, so no records are replicated: {reason}.")
+
+
+def test_a_paused_source_connector_explains_the_empty_lag(fake, mirror):
+    update_mirror(mirror, connectors={"source": {"state": "paused"}})
+    mirror.refresh_from_db()
+    running(fake, mirror, source={"state": "PAUSED", "tasks": [], "topics": [], "partitions": []})
+    assert get(mirror, "15m")["graphs"]["lag_records"]["empty"] == (
+        "The source connector is paused, so no topic is replicated and there is no lag to measure.")
+
+
 def hour_row(at: int, data: dict) -> MetricHour:
     return MetricHour(mirror_name="m1", hour=rollup.as_datetime(at), data=data)
 
