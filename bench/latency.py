@@ -298,25 +298,23 @@ class SteadyWait:
 def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, seconds: float, key_bytes: int,
             record_bytes: int, say: Callable[[str], None] = print,
             steady_seconds: float = WARMUP_STEADY_SECONDS, control_plane: Sequence[int] = (),
-            brokers: Sequence[int] = (), services: Mapping[str, Sequence[int]] | None = None) -> dict:
+            brokers: Sequence[int] = (), services: Mapping[str, Callable[[], Iterable[int]]] | None = None) -> dict:
     """One latency run; `control_plane`: the process groups of the candidate's control plane (Mirrorplane's web
     app and Celery worker), whose CPU in the measured seconds is reported beside the candidate's own; `brokers`:
     the brokers' JVMs, whose JIT compilers' CPU in the measured seconds is reported (bench.jit); `services`: the
-    machine's shared services by name (`BenchClusters.services`), whose CPU in those seconds is reported too, so
-    that the machine's busy time is told apart (`machine_cpu_seconds`)."""
+    process groups of what else runs on the machine, by name (the brokers, Redis, Mirrorplane's waiting standby
+    and, in another candidate's runs, its control plane), whose CPU in those seconds is reported too, so that
+    the machine's busy time is told apart (`machine_cpu_seconds`)."""
     create_topic(env.source, spec.topic, spec.partitions)
     candidate.prepare(spec)
     reader = TargetReader(*candidate.reader_endpoint(spec))
     producer = RateProducer(env.source, spec.topic, spec.partitions, rate, key_bytes, record_bytes)
-    groups: dict[str, Callable[[], Iterable[int]]] = {"candidate": candidate.process_groups,
-                                                      "waiting": candidate.waiting_groups}
+    groups: dict[str, Callable[[], Iterable[int]]] = {"candidate": candidate.process_groups}
     if control_plane:
-        groups["control_plane"] = lambda: list(control_plane)
-    shared = {name: tuple(pids) for name, pids in (services or {}).items()}
-    for name, pids in shared.items():
-        groups[name] = functools.partial(tuple, pids)
-    # The control plane's worker reaps the Spark applications; a service's parent is not a candidate.
-    sampler = ResourceSampler(groups, services=("control_plane", *shared))
+        groups["control_plane"] = functools.partial(tuple, control_plane)
+    groups |= dict(services or {})
+    # The control plane's worker reaps the Spark applications: only a candidate's own children are its.
+    sampler = ResourceSampler(groups, services=[name for name in groups if name != "candidate"])
     disk_sampler = DiskSampler()
     result: dict = {"candidate": candidate.name, "tasks": spec.tasks, "rate": rate, "seconds": seconds,
                     "label": spec.label, "remote_topic": spec.remote_topic, "error": None}

@@ -4,11 +4,13 @@ derived rates, scale."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
 import signal
 import time
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -193,6 +195,18 @@ class Benchmark:
                 tasks[name] = (*tasks[name], self.mm2_best)
         return tasks
 
+    def _services(self, candidate: Candidate) -> dict[str, Callable[[], Iterable[int]]]:
+        """What else runs on the machine in a run of `candidate`, by name: the brokers, Redis, and
+        Mirrorplane's waiting standby and (in another candidate's runs) its control plane."""
+        services: dict[str, Callable[[], Iterable[int]]] = {
+            name: functools.partial(tuple, pids) for name, pids in self._clusters().services().items()}
+        mirrorplane = self.candidates.get("mirrorplane")
+        if mirrorplane is not None:
+            services["standby"] = mirrorplane.waiting_groups
+            if candidate is not mirrorplane:
+                services["control_plane"] = mirrorplane.control_plane_groups
+        return services
+
     def warm_up_brokers(self, dataset: Dataset) -> None:
         if self.tools is not None:
             self.settings.setdefault("broker_warm_ups", []).append(
@@ -274,7 +288,7 @@ class Benchmark:
             f"(tasks.max {tasks})")
         result = measure(candidate, spec, self._env(), rate, seconds, o.key_bytes, o.record_bytes, say,
                          steady_seconds=o.latency_steady_seconds, control_plane=candidate.control_plane_groups(),
-                         brokers=self._clusters().broker_groups(), services=self._clusters().services())
+                         brokers=self._clusters().broker_groups(), services=self._services(candidate))
         result |= base
         jit = result.get("broker_jit_cpu_seconds")
         say(f"  p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms, p99 {result['p99_ms']} ms at "

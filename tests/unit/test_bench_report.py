@@ -33,7 +33,7 @@ LATENCY = [
      "broker_jit_cpu_seconds": 0.1 * r,
      "reader_resolution_us": {"p50_us": 20.0, "p99_us": 300.0, "max_us": 900.0, "queued_share": 0.9}}
     | ({"control_plane_cpu_seconds_measured": 3.0 + r} if c == "mirrorplane" else {})
-    | {"machine_cpu_seconds": {"machine": 70.0 + r, "candidate": 10.0, "waiting": 0.5, "control_plane": 3.0,
+    | {"machine_cpu_seconds": {"machine": 70.0 + r, "candidate": 10.0, "standby": 0.5, "control_plane": 3.0,
                                "source_broker": 30.0 + r, "target_broker": 20.0, "redis": 0.2, "rest": 6.3}}
     for c, p50 in (("mirrorplane", 200.0), ("mm2", 20.0)) for level, rate in (("5000", 5000), ("50%", 60_000))
     for r in (1, 2, 3)
@@ -112,7 +112,7 @@ def test_upper_bounds_and_latency_tables():
 
 def test_the_machine_table_tells_where_the_busy_seconds_went():
     text = report_markdown.render_markdown(_report())
-    assert ("| candidate | rate | machine | the mirror | its waiting standby | control plane | source broker "
+    assert ("| candidate | rate | machine | the mirror | Mirrorplane's waiting standby | control plane | source broker "
             "| target broker | Redis | the rest: producer, reader, system |") in text
     row = ("| Mirrorplane | 5,000 records/s | 72.0 (71.0-73.0) | 10.0 | 0.5 | 3.0 | 32.0 (31.0-33.0) | 20.0 | 0.2 "
            "| 6.3 |")
