@@ -10,8 +10,9 @@ other mirror, or a pass that finds no standby ready, starts a driver of its own 
 A standby starts and waits MIRRORPLANE_STANDBY_NICE levels below the worker's priority (its threads and,
 with the kernel's autogroup scheduling, its session: controlplane/infra/priority.py), so that its start
 yields the cores to running mirrors; claimed, it gets full priority back. The next standby starts only
-while the host's cores are less than MIRRORPLANE_STANDBY_REFILL_BELOW_BUSY_PCT busy; meanwhile the
-standby root's `refill-deferred` says how busy they were.
+once the host's cores were less than MIRRORPLANE_STANDBY_REFILL_BELOW_BUSY_PCT busy over the last
+BUSY_WINDOW_SECONDS (not over one pass: a quiet moment in steady traffic does not start it); meanwhile
+the standby root's `refill-deferred` says how busy they were.
 
 A claimed standby is the mirror's driver in every respect: the process table shows it as the
 mirror's (mirrors.services.runtime), it is stopped and killed the same way, and the mirror's
@@ -26,6 +27,7 @@ import os
 import shutil
 import time
 import uuid
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -47,11 +49,14 @@ RETRY_SECONDS = 60.0
 # would take the cores from that application's.
 REFILL_AFTER_SECONDS = 20.0
 # How long the pool samples the host's CPU before a refill, when one is due and this process has no
-# recent reading to measure from (BUSY_BASELINE_SECONDS).
+# reading at least BUSY_MIN_SPAN_SECONDS old to measure from.
 BUSY_SAMPLE_SECONDS = 0.25
-# A reading of the host's CPU this process took between these many seconds ago is the baseline of
-# the next: the busy share since then, without waiting.
-BUSY_BASELINE_SECONDS = (0.5, 60.0)
+BUSY_MIN_SPAN_SECONDS = 0.5
+# The refill weighs how busy the cores were over this long: every pass leaves a reading, and the
+# oldest one within the window is the baseline. Over one pass's 2 s, a mirror keeping a host 60-75%
+# busy dipped below the limit now and then, and the standby's start (about 40 CPU s) then fell into
+# its steady traffic.
+BUSY_WINDOW_SECONDS = 30.0
 TEMPLATE_NAME = "standby"
 # How long maintain() reuses the launch key it worked out (a pass runs every few seconds).
 LAUNCH_KEY_SECONDS = 30.0
@@ -161,6 +166,7 @@ def maintain() -> None:
     pool = standbys()
     if not pool and count == 0:
         return
+    host_cpu.observe()
     try:
         key = launch_key()
     except driver_jdk.DriverJdkError as error:
@@ -184,7 +190,7 @@ def maintain() -> None:
     missing = count - len(waiting)
     if missing <= 0 or failed_recently or _starting_applications(pool):
         return
-    busy = host_busy_pct()
+    busy = host_cpu.busy_pct()
     if refill_waits(busy):
         standby_folder.defer_refill(runtime.standby_root(), busy, time.time())
         return
@@ -215,22 +221,33 @@ class CpuReading:
         return min(100.0, max(0.0, 100.0 * (elapsed - (later.idle - self.idle)) / elapsed))
 
 
-_last_reading: CpuReading | None = None
+class HostCpu:
+    """The host's CPU counters as this process read them over the last BUSY_WINDOW_SECONDS."""
+
+    def __init__(self) -> None:
+        self.readings: deque[CpuReading] = deque()
+
+    def observe(self) -> CpuReading:
+        """Take a reading (each pass does: about 50 µs) and forget those older than the window."""
+        reading = CpuReading.now()
+        while self.readings and reading.at - self.readings[0].at > BUSY_WINDOW_SECONDS:
+            self.readings.popleft()
+        self.readings.append(reading)
+        return reading
+
+    def busy_pct(self) -> float:
+        """How busy the host's cores were, all of them together, in %: since the oldest reading within
+        the window, or, with none at least BUSY_MIN_SPAN_SECONDS old (a worker just started), over a
+        BUSY_SAMPLE_SECONDS sample that the pass waits for."""
+        reading = self.observe()
+        baseline = self.readings[0]
+        if reading.at - baseline.at >= BUSY_MIN_SPAN_SECONDS:
+            return baseline.busy_pct_until(reading)
+        time.sleep(BUSY_SAMPLE_SECONDS)
+        return reading.busy_pct_until(self.observe())
 
 
-def host_busy_pct() -> float:
-    """How busy the host's cores are, all of them together, in %: since this process's last reading
-    when that was BUSY_BASELINE_SECONDS ago (a pass that deferred a refill leaves one for the next),
-    else over a BUSY_SAMPLE_SECONDS sample that the pass waits for."""
-    global _last_reading
-    reading = CpuReading.now()
-    baseline, _last_reading = _last_reading, reading
-    low, high = BUSY_BASELINE_SECONDS
-    if baseline is not None and low <= reading.at - baseline.at <= high:
-        return baseline.busy_pct_until(reading)
-    time.sleep(BUSY_SAMPLE_SECONDS)
-    _last_reading = CpuReading.now()
-    return reading.busy_pct_until(_last_reading)
+host_cpu = HostCpu()
 
 
 def refill_waits(busy_pct: float) -> bool:

@@ -53,7 +53,7 @@ def fake_driver(settings, tmp_path, monkeypatch):
 
     monkeypatch.setattr(standby, "template_launch", template_launch)
     monkeypatch.setattr(standby, "_launch_key", None)  # the key of the previous test's launches
-    monkeypatch.setattr(standby, "host_busy_pct", lambda: 0.0)  # an idle host (the suite's own load aside)
+    monkeypatch.setattr(standby.host_cpu, "busy_pct", lambda: 0.0)  # an idle host (the suite's own load aside)
     yield behaviour
     for item in standby.standbys():
         for pid in item.pids:
@@ -282,13 +282,13 @@ def test_a_refill_deferral_is_read_back_and_nothing_else_counts_as_one(tmp_path)
 
 @override_settings(STANDBY_DRIVERS=1)
 def test_the_next_standby_waits_while_the_hosts_cores_are_busy(fake_driver, monkeypatch):
-    monkeypatch.setattr(standby, "host_busy_pct", lambda: 80.0)
+    monkeypatch.setattr(standby.host_cpu, "busy_pct", lambda: 80.0)
     standby.maintain()
     assert standby.standbys() == [], "a standby's start would slow the mirrors running"
     deferral = standby_folder.refill_deferral(runtime.standby_root())
     assert deferral is not None and deferral.busy_pct == 80.0
     assert time.time() - deferral.at < 60
-    monkeypatch.setattr(standby, "host_busy_pct", lambda: 10.0)
+    monkeypatch.setattr(standby.host_cpu, "busy_pct", lambda: 10.0)
     standby.maintain()
     assert len(standby.standbys()) == 1
     assert standby_folder.refill_deferral(runtime.standby_root()) is None
@@ -311,23 +311,51 @@ class _CpuTimes:
         return iter((self.user, self.idle))
 
 
+def _host_cpu(*readings: tuple[float, float, float]) -> standby.HostCpu:
+    """A HostCpu holding readings (seconds ago, total, idle)."""
+    host = standby.HostCpu()
+    now = time.monotonic()
+    host.readings.extend(standby.CpuReading(now - ago, total=total, idle=idle) for ago, total, idle in readings)
+    return host
+
+
 def test_a_recent_reading_is_the_baseline_and_the_pass_does_not_wait(monkeypatch):
-    monkeypatch.setattr(standby, "_last_reading", standby.CpuReading(time.monotonic() - 2, total=100.0, idle=60.0))
+    host = _host_cpu((2, 100.0, 60.0))
     monkeypatch.setattr(standby.psutil, "cpu_times", lambda: _CpuTimes(busy=50.0, idle=70.0))
     monkeypatch.setattr(standby.time, "sleep", lambda seconds: pytest.fail("the pass waited for a sample"))
-    assert standby.host_busy_pct() == 50.0  # 20 s of CPU time since the baseline, 10 of them idle
-    assert standby._last_reading.total == 120.0  # the baseline of the next pass
+    assert host.busy_pct() == 50.0  # 20 s of CPU time since the baseline, 10 of them idle
+    assert host.readings[-1].total == 120.0  # kept for the next passes
+
+
+def test_one_quiet_pass_among_busy_ones_does_not_read_as_an_idle_host(monkeypatch):
+    # 29 s ago the counters were at 0; 2 s ago 40 of 56 s were busy; in the last 2 s 1 of 4
+    host = _host_cpu((45, 0.0, 0.0), (29, 0.0, 0.0), (2, 56.0, 16.0))
+    monkeypatch.setattr(standby.psutil, "cpu_times", lambda: _CpuTimes(busy=41.0, idle=19.0))
+    assert len(host.readings) == 3
+    assert round(host.busy_pct(), 1) == 68.3, "41 of 60 s over the window, not the last pass's 25%"
+    assert [round(time.monotonic() - r.at) for r in host.readings] == [29, 2, 0], "older than the window: gone"
+    assert standby.refill_waits(68.3)
 
 
 @pytest.mark.parametrize("age", [0.1, 120.0])
-def test_without_a_recent_reading_the_pass_samples(monkeypatch, age):
-    monkeypatch.setattr(standby, "_last_reading", standby.CpuReading(time.monotonic() - age, total=0.0, idle=0.0))
+def test_without_a_reading_old_enough_the_pass_samples(monkeypatch, age):
+    host = _host_cpu((age, 0.0, 0.0))
     counters = iter([_CpuTimes(busy=10.0, idle=10.0), _CpuTimes(busy=10.5, idle=10.0)])
     monkeypatch.setattr(standby.psutil, "cpu_times", lambda: next(counters))
     waited = []
     monkeypatch.setattr(standby.time, "sleep", waited.append)
-    assert standby.host_busy_pct() == 100.0
+    assert host.busy_pct() == 100.0
     assert waited == [standby.BUSY_SAMPLE_SECONDS]
+
+
+@override_settings(STANDBY_DRIVERS=1)
+def test_every_pass_leaves_a_reading_for_the_next_refill(fake_driver, monkeypatch):
+    monkeypatch.setattr(standby, "host_cpu", standby.HostCpu())
+    monkeypatch.setattr(standby, "wanted", lambda: 1)
+    monkeypatch.setattr(standby, "_starting_applications", lambda pool: True)  # no refill due in this pass
+    standby.maintain()
+    standby.maintain()
+    assert len(standby.host_cpu.readings) == 2
 
 
 def test_a_reading_without_elapsed_time_is_idle_and_busy_is_bounded():
@@ -340,7 +368,7 @@ def test_the_hosts_cores_read_busy_when_every_core_spins():
     spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
     try:
         time.sleep(0.5)
-        assert standby.host_busy_pct() >= 80.0
+        assert standby.HostCpu().busy_pct() >= 80.0
     finally:
         for spinner in spinners:
             spinner.kill()
