@@ -261,7 +261,7 @@ def _latency_lines(table: dict, settings: dict) -> list[str]:
 
 
 # The parts of the machine's busy seconds in a latency run, as bench.latency `machine_breakdown` names them.
-MACHINE_PARTS = (("candidate", "the mirror"), ("standby", "Mirrorplane's waiting standby"),
+MACHINE_PARTS = (("candidate", "the mirror"), ("standby", "Mirrorplane's next standby"),
                  ("control_plane", "control plane"), ("source_broker", "source broker"),
                  ("target_broker", "target broker"), ("redis", "Redis"),
                  ("rest", "the rest: producer, reader, system"))
@@ -273,8 +273,8 @@ def _machine_lines(table: dict) -> list[str]:
     if not rows:
         return []
     lines = ["", "Where the machine's CPU went in the measured seconds, CPU s (medians over the runs, min-max). "
-                 "Mirrorplane's control plane (web app, Celery worker and beat), its waiting standby driver and "
-                 "Redis serve Mirrorplane, and run through every candidate's minutes:", "",
+                 "Mirrorplane's control plane (web app, Celery worker and beat), its next standby driver (waiting "
+                 "or starting) and Redis serve Mirrorplane, and run through every candidate's minutes:", "",
              _row(["candidate", "rate", "machine", *(title for _, title in MACHINE_PARTS)]),
              "|---|---|" + "---:|" * (1 + len(MACHINE_PARTS))]
     for candidate, level, parts in rows:

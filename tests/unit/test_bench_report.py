@@ -112,7 +112,7 @@ def test_upper_bounds_and_latency_tables():
 
 def test_the_machine_table_tells_where_the_busy_seconds_went():
     text = report_markdown.render_markdown(_report())
-    assert ("| candidate | rate | machine | the mirror | Mirrorplane's waiting standby | control plane | source broker "
+    assert ("| candidate | rate | machine | the mirror | Mirrorplane's next standby | control plane | source broker "
             "| target broker | Redis | the rest: producer, reader, system |") in text
     row = ("| Mirrorplane | 5,000 records/s | 72.0 (71.0-73.0) | 10.0 | 0.5 | 3.0 | 32.0 (31.0-33.0) | 20.0 | 0.2 "
            "| 6.3 |")
