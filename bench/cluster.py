@@ -7,13 +7,14 @@ target while all candidates copy the very same source records.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import struct
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,14 +61,14 @@ class BenchClusters:
     def broker_groups(self) -> list[int]:
         return [cluster.pid for cluster in self.stack.clusters.values()]
 
-    def services(self) -> dict[str, list[int]]:
-        """The machine's shared services by name, each a process group: both brokers and Redis (the
-        control plane's broker and status channel; started by the harness, so nothing else uses it)."""
+    def services(self) -> dict[str, Callable[[], Iterable[int]]]:
+        """The machine's shared services by name, each giving its process groups: both brokers and Redis
+        (the control plane's broker and status channel; started by the harness, so nothing else uses it)."""
         clusters = self.stack.clusters
-        named = {"source_broker": [clusters[SOURCE].pid], "target_broker": [clusters[TARGET].pid]}
+        pids = {"source_broker": clusters[SOURCE].pid, "target_broker": clusters[TARGET].pid}
         if self.stack.redis is not None and self.stack.redis.pid:
-            named["redis"] = [self.stack.redis.pid]
-        return named
+            pids["redis"] = self.stack.redis.pid
+        return {name: functools.partial(tuple, [pid]) for name, pid in pids.items()}
 
     def down(self) -> list[str]:
         return self.stack.down()

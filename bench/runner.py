@@ -4,7 +4,6 @@ derived rates, scale."""
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import shutil
@@ -198,8 +197,7 @@ class Benchmark:
     def _services(self, candidate: Candidate) -> dict[str, Callable[[], Iterable[int]]]:
         """What else runs on the machine in a run of `candidate`, by name: the brokers, Redis, and
         Mirrorplane's waiting standby and (in another candidate's runs) its control plane."""
-        services: dict[str, Callable[[], Iterable[int]]] = {
-            name: functools.partial(tuple, pids) for name, pids in self._clusters().services().items()}
+        services = self._clusters().services()
         mirrorplane = self.candidates.get("mirrorplane")
         if mirrorplane is not None:
             services["standby"] = mirrorplane.waiting_groups
