@@ -347,18 +347,17 @@ def measure(candidate: Candidate, spec: RunSpec, env: Environment, rate: int, se
         if brokers:
             result["broker_jit_cpu_seconds"] = round(compiler_cpu_seconds(brokers) - jit_before, 2)
         machine_after = machine_cpu()
-        before, after = usage_before["candidate"], usage_after["candidate"]
+        breakdown = machine_breakdown(usage_before, usage_after, machine_before, machine_after)
         if control_plane:
-            result["control_plane_cpu_seconds_measured"] = round(
-                usage_after["control_plane"]["cpu_seconds"] - usage_before["control_plane"]["cpu_seconds"], 2)
+            result["control_plane_cpu_seconds_measured"] = breakdown["control_plane"]
         # Everything on the machine: the candidate, the brokers, this producer and the reader.
         result["machine_busy_pct"] = busy_share(machine_before, machine_after)
-        result["machine_cpu_seconds"] = machine_breakdown(usage_before, usage_after, machine_before, machine_after)
+        result["machine_cpu_seconds"] = breakdown
         deadline = time.monotonic() + DRAIN_SECONDS
         while time.monotonic() < deadline and reader.state.measured.value < expected:
             time.sleep(0.2)
-        result["cpu_seconds_measured"] = round(after["cpu_seconds"] - before["cpu_seconds"], 2)
-        result["peak_rss_mb"] = after["peak_rss_mb"]
+        result["cpu_seconds_measured"] = breakdown["candidate"]
+        result["peak_rss_mb"] = usage_after["candidate"]["peak_rss_mb"]
     except (TimeoutError, RuntimeError) as error:
         result["error"] = str(error)
     finally:

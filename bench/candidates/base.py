@@ -63,8 +63,8 @@ class Candidate(ABC):
         return []
 
     def waiting_groups(self) -> list[int]:
-        """Process groups of the candidate that wait for a later run (Mirrorplane's standby drivers not
-        claimed by this run's mirror); none by default."""
+        """Process groups of the candidate that wait for a later run (Mirrorplane's standby drivers no
+        mirror has claimed); none by default."""
         return []
 
     def failure(self) -> str | None:

@@ -23,6 +23,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,17 @@ def mirror_request(spec: RunSpec, producer: tuple[tuple[str, str], ...], replica
         config["replication.mode"] = replication_mode
     return {"name": spec.label, "source": spec.alias, "target": TARGET, "topics": spec.topic,
             "connectors": {"source": {"tasks_max": spec.tasks, "config": config}}}
+
+def _process_groups(pids: Iterable[int]) -> list[int]:
+    """The process groups of these processes, leaving out those gone meanwhile."""
+    groups = set()
+    for pid in pids:
+        try:
+            groups.add(os.getpgid(pid))
+        except ProcessLookupError:
+            continue
+    return sorted(groups)
+
 
 class Mirrorplane(Candidate):
     name = "mirrorplane"
@@ -238,29 +250,17 @@ class Mirrorplane(Candidate):
         return found
 
     def waiting_groups(self) -> list[int]:
-        groups = set()
-        for folder, pids in self._standbys():
-            if standby_folder.read_claim(folder) is not None:
-                continue  # a mirror's driver now: this run's is in `process_groups`
-            for pid in pids:
-                try:
-                    groups.add(os.getpgid(pid))
-                except ProcessLookupError:
-                    continue
-        return sorted(groups)
+        # a claimed standby is a mirror's driver now: this run's is in `process_groups`
+        return _process_groups(pid for folder, pids in self._standbys() if standby_folder.read_claim(folder) is None
+                               for pid in pids)
 
     def process_groups(self) -> list[int]:
         if self.spec is None:
             return []
-        groups = set()
-        for pid, _ in self._driver_processes():
-            try:
-                groups.add(os.getpgid(pid))
-            except ProcessLookupError:
-                continue
+        groups = _process_groups(pid for pid, _ in self._driver_processes())
         if groups:
             self._mark("driver_started")
-        return sorted(groups)
+        return groups
 
     def failure(self) -> str | None:
         return self.error

@@ -209,7 +209,6 @@ def test_the_floor_reads_the_source_topic_and_a_mirror_its_remote_topic(tmp_path
     assert RawCopy(env).reader_endpoint(spec) == ("west:9092", "drl5000r1.latency-5000")
 
 
-
 def test_the_waiting_standby_is_counted_apart_from_the_driver_this_run_claimed(tmp_path, monkeypatch):
     from bench.candidates.mirrorplane import Mirrorplane
     from mirrorcore import standby_folder
