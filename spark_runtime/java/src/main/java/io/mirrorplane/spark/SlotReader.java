@@ -45,6 +45,8 @@ final class SlotReader implements SupportsRealTimeRead<InternalRow> {
     private final Map<TopicPartition, Long> next;
     private Iterator<ConsumerRecord<byte[], byte[]>> fetched = List.<ConsumerRecord<byte[], byte[]>>of().iterator();
     private final Map<String, UTF8String> topicNames = new HashMap<>();
+    private final NameCache<String, UTF8String> headerNames = headerNames();
+    private TopicPartition lastPartition;
     private InternalRow current;
 
     SlotReader(Slot slot) {
@@ -74,8 +76,12 @@ final class SlotReader implements SupportsRealTimeRead<InternalRow> {
             }
         }
         ConsumerRecord<byte[], byte[]> record = fetched.next();
-        next.put(new TopicPartition(record.topic(), record.partition()), record.offset() + 1);
-        current = row(record, topicNames.computeIfAbsent(record.topic(), UTF8String::fromString));
+        if (lastPartition == null || lastPartition.partition() != record.partition()
+                || !lastPartition.topic().equals(record.topic())) { // a poll's records come a partition at a time
+            lastPartition = new TopicPartition(record.topic(), record.partition());
+        }
+        next.put(lastPartition, record.offset() + 1);
+        current = row(record, topicNames.computeIfAbsent(record.topic(), UTF8String::fromString), headerNames);
         return record.timestampType() == TimestampType.NO_TIMESTAMP_TYPE
             ? RecordStatus.newStatusWithoutArrivalTime(true)
             : RecordStatus.newStatusWithArrivalTimeMs(record.timestamp());
@@ -101,14 +107,24 @@ final class SlotReader implements SupportsRealTimeRead<InternalRow> {
         consumer.close(Duration.ZERO);
     }
 
-    /** A record as Spark's Kafka source gives it: key, value, topic, partition, offset, timestamp, its type, headers. */
+    /** Header names as Spark's strings, each converted once. */
+    static NameCache<String, UTF8String> headerNames() {
+        return new NameCache<>(name -> name, UTF8String::fromString);
+    }
+
     static InternalRow row(ConsumerRecord<byte[], byte[]> record, UTF8String topic) {
+        return row(record, topic, headerNames());
+    }
+
+    /** A record as Spark's Kafka source gives it: key, value, topic, partition, offset, timestamp, its type, headers. */
+    static InternalRow row(ConsumerRecord<byte[], byte[]> record, UTF8String topic,
+                           NameCache<String, UTF8String> headerNames) {
         Header[] headers = record.headers().toArray();
         GenericArrayData headerArray = null;
         if (headers.length > 0) {
             Object[] pairs = new Object[headers.length];
             for (int i = 0; i < headers.length; i++) {
-                pairs[i] = new GenericInternalRow(new Object[] {UTF8String.fromString(headers[i].key()), headers[i].value()});
+                pairs[i] = new GenericInternalRow(new Object[] {headerNames.get(headers[i].key()), headers[i].value()});
             }
             headerArray = new GenericArrayData(pairs);
         }

@@ -44,6 +44,8 @@ final class TaskSink {
     private String lastTopicName;
     private int lastPartition = -1;
     private PartitionProgress lastProgress;
+    /** Header names of the rows, as Kafka's strings: a row's string is a view of a buffer reused for the next row. */
+    private final NameCache<UTF8String, String> headerNames = new NameCache<>(UTF8String::copy, UTF8String::toString);
 
     TaskSink(Producer<byte[], byte[]> producer, Map<String, String> remoteTopics, long maxOffsetLag,
              Map<String, String> syncState, long generation) {
@@ -89,7 +91,7 @@ final class TaskSink {
             headers(row, columns.headers));
     }
 
-    private static List<Header> headers(InternalRow row, int column) {
+    private List<Header> headers(InternalRow row, int column) {
         if (column < 0 || row.isNullAt(column)) {
             return null;
         }
@@ -97,7 +99,7 @@ final class TaskSink {
         List<Header> headers = new ArrayList<>(source.numElements());
         for (int i = 0; i < source.numElements(); i++) {
             InternalRow header = source.getStruct(i, 2);
-            headers.add(new RecordHeader(header.getUTF8String(0).toString(),
+            headers.add(new RecordHeader(headerNames.get(header.getUTF8String(0)),
                 header.isNullAt(1) ? null : header.getBinary(1)));
         }
         return headers;

@@ -2,6 +2,7 @@ package io.mirrorplane.spark;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -54,5 +55,21 @@ class SlotReaderTest {
         assertEquals(false, config.containsKey("group.id"));
         assertEquals("false", config.get("enable.auto.commit"));
         assertEquals("b:9092", config.get("bootstrap.servers"));
+    }
+
+    @Test
+    void aHeaderNameIsConvertedOnceForTheRecordsThatRepeatIt() {
+        NameCache<String, UTF8String> names = SlotReader.headerNames();
+        UTF8String[] seen = new UTF8String[2];
+        for (int i = 0; i < 2; i++) {
+            RecordHeaders headers = new RecordHeaders(new RecordHeader[] {new RecordHeader("trace", bytes("t-" + i))});
+            ConsumerRecord<byte[], byte[]> record = new ConsumerRecord<>("orders", 0, i, 0L, TimestampType.CREATE_TIME,
+                0, 1, null, bytes("v"), headers, Optional.empty());
+            InternalRow header = SlotReader.row(record, UTF8String.fromString("orders"), names).getArray(7).getStruct(0, 2);
+            seen[i] = header.getUTF8String(0);
+            assertArrayEquals(bytes("t-" + i), header.getBinary(1));
+        }
+        assertSame(seen[0], seen[1]);
+        assertEquals(1, names.size());
     }
 }

@@ -275,4 +275,25 @@ class TaskSinkTest {
         assertEquals(List.of("P\torders\t0\t5\t6\t1\t2\t2", "P\torders\t1\t7\t7\t0\t1\t1",
             "P\taudit\t1\t3\t3\t0\t1\t1"), lines(sink).stream().filter(line -> line.startsWith("P")).toList());
     }
+
+    @Test
+    void headerNamesInAReusedRowAreReadForEachRecord() {
+        MockProducer<byte[], byte[]> producer = producer(true);
+        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of(), StopGate.generation());
+        KafkaMirrorWriter.Columns columns = new KafkaMirrorWriter.Columns(SlotSource.SCHEMA);
+        UnsafeProjection projection = UnsafeProjection.create(SlotSource.SCHEMA);
+        sink.send(row(projection, "orders", 0, 1, "a", new RecordHeader("trace", bytes("1"))), columns);
+        sink.send(row(projection, "orders", 0, 2, "b", new RecordHeader("tenant", bytes("2")),
+            new RecordHeader("trace", bytes("3"))), columns);
+        sink.send(row(projection, "orders", 0, 3, "c", new RecordHeader("trace", bytes("4"))), columns);
+
+        List<String> headers = new ArrayList<>();
+        for (ProducerRecord<byte[], byte[]> record : producer.history()) {
+            StringBuilder line = new StringBuilder();
+            record.headers().forEach(h -> line.append(h.key()).append('=').append(new String(h.value(),
+                StandardCharsets.UTF_8)).append(' '));
+            headers.add(line.toString().trim());
+        }
+        assertEquals(List.of("trace=1", "tenant=2 trace=3", "trace=4"), headers);
+    }
 }
