@@ -6,8 +6,9 @@ import java.util.function.Function;
 /**
  * Names converted once, not per record: header names repeat from record to record, and turning
  * one from Spark's {@code UTF8String} back into Kafka's {@code String} for every header of every
- * record was about 5% of a real-time mirror's CPU samples at 56,000 records/s. Bounded: a source whose records each bring a header name of their own clears it now
- * and then rather than growing it.
+ * record was about 5% of a real-time mirror's CPU samples at 56,000 records/s. Bounded: a source
+ * whose records each bring a header name of their own clears it now and then rather than growing
+ * it.
  */
 final class NameCache<K, V> {
 

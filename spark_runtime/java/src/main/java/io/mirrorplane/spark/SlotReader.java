@@ -44,8 +44,7 @@ final class SlotReader implements SupportsRealTimeRead<InternalRow> {
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final Map<TopicPartition, Long> next;
     private Iterator<ConsumerRecord<byte[], byte[]>> fetched = List.<ConsumerRecord<byte[], byte[]>>of().iterator();
-    private final Map<String, UTF8String> topicNames = new HashMap<>();
-    private final NameCache<String, UTF8String> headerNames = headerNames();
+    private final NameCache<String, UTF8String> names = names();
     private TopicPartition lastPartition;
     private InternalRow current;
 
@@ -81,7 +80,7 @@ final class SlotReader implements SupportsRealTimeRead<InternalRow> {
             lastPartition = new TopicPartition(record.topic(), record.partition());
         }
         next.put(lastPartition, record.offset() + 1);
-        current = row(record, topicNames.computeIfAbsent(record.topic(), UTF8String::fromString), headerNames);
+        current = row(record, names.get(record.topic()), names);
         return record.timestampType() == TimestampType.NO_TIMESTAMP_TYPE
             ? RecordStatus.newStatusWithoutArrivalTime(true)
             : RecordStatus.newStatusWithArrivalTimeMs(record.timestamp());
@@ -107,13 +106,13 @@ final class SlotReader implements SupportsRealTimeRead<InternalRow> {
         consumer.close(Duration.ZERO);
     }
 
-    /** Header names as Spark's strings, each converted once. */
-    static NameCache<String, UTF8String> headerNames() {
+    /** Topic and header names as Spark's strings, each converted once. */
+    static NameCache<String, UTF8String> names() {
         return new NameCache<>(name -> name, UTF8String::fromString);
     }
 
     static InternalRow row(ConsumerRecord<byte[], byte[]> record, UTF8String topic) {
-        return row(record, topic, headerNames());
+        return row(record, topic, names());
     }
 
     /** A record as Spark's Kafka source gives it: key, value, topic, partition, offset, timestamp, its type, headers. */

@@ -59,7 +59,7 @@ class SlotReaderTest {
 
     @Test
     void aHeaderNameIsConvertedOnceForTheRecordsThatRepeatIt() {
-        NameCache<String, UTF8String> names = SlotReader.headerNames();
+        NameCache<String, UTF8String> names = SlotReader.names();
         UTF8String[] seen = new UTF8String[2];
         for (int i = 0; i < 2; i++) {
             RecordHeaders headers = new RecordHeaders(new RecordHeader[] {new RecordHeader("trace", bytes("t-" + i))});
