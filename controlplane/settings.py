@@ -74,6 +74,9 @@ STANDBY_NICE = int(ENV.get("MIRRORPLANE_STANDBY_NICE", "10"))
 # The next standby starts only while the host's cores are less busy than this (% of all cores together,
 # sampled when a refill is due). 100: regardless.
 STANDBY_REFILL_BELOW_BUSY_PCT = float(ENV.get("MIRRORPLANE_STANDBY_REFILL_BELOW_BUSY_PCT", "50"))
+# Nor while a local application that still runs started (submitted, or a standby claimed) less than this
+# many seconds ago: a standby's start would share the cores with that mirror's first minutes.
+STANDBY_REFILL_AFTER_START_SECONDS = float(ENV.get("MIRRORPLANE_STANDBY_REFILL_AFTER_START_SECONDS", "300"))
 # The drivers' JVM options: a collector and JIT inlining limits by default (driver_jdk.DEFAULT_JAVA_OPTIONS).
 SPARK_DRIVER_JAVA_OPTIONS = ENV.get("MIRRORPLANE_SPARK_DRIVER_JAVA_OPTIONS", driver_jdk.DEFAULT_JAVA_OPTIONS)
 # Where each mirror application keeps its configuration, Spark checkpoints and driver log.

@@ -10,9 +10,12 @@ other mirror, or a pass that finds no standby ready, starts a driver of its own 
 A standby starts and waits MIRRORPLANE_STANDBY_NICE levels below the worker's priority (its threads and,
 with the kernel's autogroup scheduling, its session: controlplane/infra/priority.py), so that its start
 yields the cores to running mirrors; claimed, it gets full priority back. The next standby starts only
-once the host's cores were less than MIRRORPLANE_STANDBY_REFILL_BELOW_BUSY_PCT busy over the last
+once no local application that still runs started in the last MIRRORPLANE_STANDBY_REFILL_AFTER_START_SECONDS
+(a mirror's first minutes: its backlog, its change to real-time mode, its JIT compiling), and once the
+host's cores were less than MIRRORPLANE_STANDBY_REFILL_BELOW_BUSY_PCT busy over the last
 BUSY_WINDOW_SECONDS (not over one pass: a quiet moment in steady traffic does not start it); meanwhile
-the standby root's `refill-deferred` says how busy they were.
+the standby root's `refill-deferred` says how busy they were. A busy share alone cannot tell a quiet host
+from one running a mirror at a low rate (two cores 47-59% busy at 5,000 records/s).
 
 A claimed standby is the mirror's driver in every respect: the process table shows it as the
 mirror's (mirrors.services.runtime), it is stopped and killed the same way, and the mirror's
@@ -38,6 +41,7 @@ from django.utils import timezone
 
 from controlplane.infra import driver_jdk, priority, processes
 from mirrorcore import standby_folder
+from mirrors.choices import ApplicationState
 from mirrors.models import Cluster, Deployment, Mirror
 from mirrors.services import runtime
 
@@ -45,9 +49,6 @@ log = logging.getLogger(__name__)
 
 # A standby that died before it was ready is kept this long (its log with it) before the next is started.
 RETRY_SECONDS = 60.0
-# The next standby starts this long after a claim or a local application's submission: its start
-# would take the cores from that application's.
-REFILL_AFTER_SECONDS = 20.0
 # How long the pool samples the host's CPU before a refill, when one is due and this process has no
 # reading at least BUSY_MIN_SPAN_SECONDS old to measure from.
 BUSY_SAMPLE_SECONDS = 0.25
@@ -58,6 +59,8 @@ BUSY_MIN_SPAN_SECONDS = 0.5
 # its steady traffic.
 BUSY_WINDOW_SECONDS = 30.0
 TEMPLATE_NAME = "standby"
+# The states of an application whose start holds the next standby back (one stopped or failed does not).
+RUNNING_STATES = (ApplicationState.STARTING, ApplicationState.RUNNING)
 # How long maintain() reuses the launch key it worked out (a pass runs every few seconds).
 LAUNCH_KEY_SECONDS = 30.0
 
@@ -281,11 +284,14 @@ def warm_up_cluster() -> Cluster | None:
 
 
 def _starting_applications(pool: list[Standby]) -> bool:
-    """Whether a local application was submitted, or a standby claimed, within REFILL_AFTER_SECONDS."""
-    if any((s.claimed_seconds_ago or REFILL_AFTER_SECONDS) < REFILL_AFTER_SECONDS for s in pool):
+    """Whether a local application that still runs started (its driver submitted, or a standby claimed)
+    within MIRRORPLANE_STANDBY_REFILL_AFTER_START_SECONDS."""
+    quiet = settings.STANDBY_REFILL_AFTER_START_SECONDS
+    if any(s.alive and (s.claimed_seconds_ago or quiet) < quiet for s in pool):
         return True
-    since = timezone.now() - timedelta(seconds=REFILL_AFTER_SECONDS)
-    return Deployment.objects.filter(engine="local", submitted_at__gte=since).exists()
+    since = timezone.now() - timedelta(seconds=quiet)
+    return Deployment.objects.filter(engine="local", submitted_at__gte=since,
+                                     state__in=RUNNING_STATES).exists()
 
 
 def _clear(standby: Standby) -> bool:

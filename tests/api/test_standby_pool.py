@@ -18,6 +18,7 @@ from django.utils import timezone
 from controlplane.infra import class_archive, processes
 from controlplane.infra import spark as spark_jars
 from mirrorcore import standby_folder
+from mirrors.choices import ApplicationState
 from mirrors.models import Cluster, Deployment, Mirror
 from mirrors.services import runtime, standby
 from spark_runtime import standby as spark_standby
@@ -199,14 +200,39 @@ def test_none_wanted_stops_the_unclaimed_and_leaves_the_claimed(fake_driver):
     assert processes.exists(first.leader) and not processes.exists(second_pid)
 
 
-@override_settings(STANDBY_DRIVERS=1)
-def test_no_standby_starts_beside_an_application_submitted_a_moment_ago(fake_driver):
-    deployment = Deployment.objects.create(mirror_name="m1", engine="local", submitted_at=timezone.now())
+@override_settings(STANDBY_DRIVERS=1, STANDBY_REFILL_AFTER_START_SECONDS=300)
+def test_no_standby_starts_beside_an_application_in_its_first_minutes(fake_driver):
+    deployment = Deployment.objects.create(mirror_name="m1", engine="local", state=ApplicationState.RUNNING,
+                                           submitted_at=timezone.now() - timedelta(seconds=240))
     standby.maintain()
-    assert standby.standbys() == [], "the application's start has the cores"
-    Deployment.objects.filter(pk=deployment.pk).update(submitted_at=timezone.now() - timedelta(seconds=21))
+    assert standby.standbys() == [], "the mirror's first minutes have the cores, however idle the host"
+    Deployment.objects.filter(pk=deployment.pk).update(submitted_at=timezone.now() - timedelta(seconds=301))
     standby.maintain()
     assert len(standby.standbys()) == 1
+
+
+@override_settings(STANDBY_DRIVERS=1, STANDBY_REFILL_AFTER_START_SECONDS=300)
+@pytest.mark.parametrize("state", [ApplicationState.NOT_RUNNING, ApplicationState.FAILED, ApplicationState.BACKOFF])
+def test_an_application_started_lately_that_no_longer_runs_holds_no_standby_back(fake_driver, state):
+    Deployment.objects.create(mirror_name="m1", engine="local", state=state, submitted_at=timezone.now())
+    standby.maintain()
+    assert len(standby.standbys()) == 1
+
+
+@override_settings(STANDBY_DRIVERS=1, STANDBY_REFILL_AFTER_START_SECONDS=300)
+def test_the_next_standby_waits_out_a_claimed_ones_first_minutes_unless_its_mirror_stops(fake_driver):
+    standby.maintain()
+    [claimed] = wait_for(lambda: ready(standby.standbys()), 20, "a ready standby")
+    assert standby.claim(Mirror(name="m1"), job_for("k1")) == claimed.leader
+    four_minutes_ago = time.time() - 240
+    os.utime(claimed.folder / standby_folder.CLAIM, (four_minutes_ago, four_minutes_ago))
+    standby.maintain()
+    assert [s.folder for s in standby.standbys()] == [claimed.folder], "claimed four minutes ago: no refill"
+
+    runtime.stop("m1", runtime.running_apps()["m1"])
+    standby.maintain()
+    [refill] = standby.standbys()
+    assert refill.folder != claimed.folder and refill.claim is None, "its mirror stopped: the refill starts at once"
 
 
 @override_settings(SPARK_MASTER="yarn", STANDBY_DRIVERS=3)
