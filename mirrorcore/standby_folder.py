@@ -118,13 +118,14 @@ def warm_up_outcome(folder: Path) -> str | None:
 @dataclass(frozen=True)
 class RefillDeferral:
     at: float  # epoch seconds of the pool's last look
-    busy_pct: float  # how busy the host's cores were then
+    busy_pct: float | None  # how busy the host's cores were then; None: it waits out a mirror's first minutes
 
 
-def defer_refill(root: Path, busy_pct: float, now: float) -> None:
-    """Say, in the standby root, that the next standby waits for idle cores (looked at `now`)."""
+def defer_refill(root: Path, busy_pct: float | None, now: float) -> None:
+    """Say, in the standby root, that the next standby waits (looked at `now`): for idle cores, `busy_pct`
+    being how busy they were, or, with None, for a mirror application's first minutes to pass."""
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    write_atomically(root / REFILL_DEFERRED, f"{now:.3f} {busy_pct:.0f}")
+    write_atomically(root / REFILL_DEFERRED, f"{now:.3f} {'-' if busy_pct is None else f'{busy_pct:.0f}'}")
 
 
 def end_refill_deferral(root: Path) -> None:
@@ -135,7 +136,7 @@ def refill_deferral(root: Path) -> RefillDeferral | None:
     """The pool's last word that the next standby waits, None when it does not (or it cannot be read)."""
     try:
         at, busy = (root / REFILL_DEFERRED).read_text().split()
-        return RefillDeferral(at=float(at), busy_pct=float(busy))
+        return RefillDeferral(at=float(at), busy_pct=None if busy == "-" else float(busy))
     except (OSError, ValueError):
         return None
 

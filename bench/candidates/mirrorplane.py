@@ -297,13 +297,13 @@ class Mirrorplane(Candidate):
 
     def starting(self) -> str | None:
         if self._standby_drivers() > 0 and self._waiting_standby() is None and not self._refill_deferred():
-            return ("the next standby driver is not ready and warmed up yet (the pool starts it 20 s after a claim,"
-                    " once the host's cores are idle enough)")
+            return ("the next standby driver is not ready and warmed up yet (the pool starts it once no mirror is in"
+                    " its first minutes and the host's cores are idle enough)")
         return None
 
     def _refill_deferred(self) -> bool:
-        """Whether the pool said lately that the next standby waits for idle cores: under a latency
-        run's traffic it may wait the whole run, and never share the cores with it."""
+        """Whether the pool said lately that the next standby waits, for idle cores or for the run's mirror
+        to be past its first minutes: it may wait the whole run, and never share the cores with it."""
         deferral = standby_folder.refill_deferral(self.data_dir / "standby")
         return deferral is not None and time.time() - deferral.at < REFILL_DEFERRAL_FRESH_SECONDS
 

@@ -13,9 +13,10 @@ yields the cores to running mirrors; claimed, it gets full priority back. The ne
 once no local application that still runs started in the last MIRRORPLANE_STANDBY_REFILL_AFTER_START_SECONDS
 (a mirror's first minutes: its backlog, its change to real-time mode, its JIT compiling), and once the
 host's cores were less than MIRRORPLANE_STANDBY_REFILL_BELOW_BUSY_PCT busy over the last
-BUSY_WINDOW_SECONDS (not over one pass: a quiet moment in steady traffic does not start it); meanwhile
-the standby root's `refill-deferred` says how busy they were. A busy share alone cannot tell a quiet host
-from one running a mirror at a low rate (two cores 47-59% busy at 5,000 records/s).
+BUSY_WINDOW_SECONDS (not over one pass: a quiet moment in steady traffic does not start it). A busy
+share alone cannot tell a quiet host from one running a mirror at a low rate (two cores 47-59% busy at
+5,000 records/s). Meanwhile the standby root's `refill-deferred` says that the refill waits, and for
+which of the two.
 
 A claimed standby is the mirror's driver in every respect: the process table shows it as the
 mirror's (mirrors.services.runtime), it is stopped and killed the same way, and the mirror's
@@ -191,7 +192,10 @@ def maintain() -> None:
                 _stop(standby)
     _hand_over_warm_ups(waiting)
     missing = count - len(waiting)
-    if missing <= 0 or failed_recently or _starting_applications(pool):
+    if missing <= 0 or failed_recently:
+        return
+    if _starting_applications(pool):
+        standby_folder.defer_refill(runtime.standby_root(), None, time.time())
         return
     busy = host_cpu.busy_pct()
     if refill_waits(busy):

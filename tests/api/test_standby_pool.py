@@ -206,9 +206,12 @@ def test_no_standby_starts_beside_an_application_in_its_first_minutes(fake_drive
                                            submitted_at=timezone.now() - timedelta(seconds=240))
     standby.maintain()
     assert standby.standbys() == [], "the mirror's first minutes have the cores, however idle the host"
+    deferral = standby_folder.refill_deferral(runtime.standby_root())
+    assert deferral is not None and deferral.busy_pct is None, "waiting for the minutes, not for idle cores"
     Deployment.objects.filter(pk=deployment.pk).update(submitted_at=timezone.now() - timedelta(seconds=301))
     standby.maintain()
     assert len(standby.standbys()) == 1
+    assert standby_folder.refill_deferral(runtime.standby_root()) is None
 
 
 @override_settings(STANDBY_DRIVERS=1, STANDBY_REFILL_AFTER_START_SECONDS=300)
@@ -301,6 +304,8 @@ def test_a_refill_deferral_is_read_back_and_nothing_else_counts_as_one(tmp_path)
     assert standby_folder.refill_deferral(tmp_path / "root") == standby_folder.RefillDeferral(1_700_000_000.25, 73.0)
     (tmp_path / "root" / standby_folder.REFILL_DEFERRED).write_text("half a line")
     assert standby_folder.refill_deferral(tmp_path / "root") is None
+    standby_folder.defer_refill(tmp_path / "root", None, now=1_700_000_001.5)
+    assert standby_folder.refill_deferral(tmp_path / "root") == standby_folder.RefillDeferral(1_700_000_001.5, None)
     standby_folder.end_refill_deferral(tmp_path / "root")
     standby_folder.end_refill_deferral(tmp_path / "root")  # already gone: no error
     assert standby_folder.refill_deferral(tmp_path / "root") is None
