@@ -111,10 +111,6 @@ final class SlotReader implements SupportsRealTimeRead<InternalRow> {
         return new NameCache<>(name -> name, UTF8String::fromString);
     }
 
-    static InternalRow row(ConsumerRecord<byte[], byte[]> record, UTF8String topic) {
-        return row(record, topic, names());
-    }
-
     /** A record as Spark's Kafka source gives it: key, value, topic, partition, offset, timestamp, its type, headers. */
     static InternalRow row(ConsumerRecord<byte[], byte[]> record, UTF8String topic,
                            NameCache<String, UTF8String> headerNames) {

@@ -27,7 +27,7 @@ class SlotReaderTest {
         RecordHeaders headers = new RecordHeaders(new RecordHeader[] {new RecordHeader("trace", bytes("t-1"))});
         ConsumerRecord<byte[], byte[]> record = new ConsumerRecord<>("orders", 3, 42L, 1_700_000_000_123L,
             TimestampType.CREATE_TIME, 1, 1, bytes("k"), bytes("v"), headers, Optional.empty());
-        InternalRow row = SlotReader.row(record, UTF8String.fromString("orders"));
+        InternalRow row = SlotReader.row(record, UTF8String.fromString("orders"), SlotReader.names());
         assertArrayEquals(bytes("k"), row.getBinary(0));
         assertArrayEquals(bytes("v"), row.getBinary(1));
         assertEquals("orders", row.getUTF8String(2).toString());
@@ -43,7 +43,7 @@ class SlotReaderTest {
     @Test
     void aRecordWithoutHeadersOrKeyHasNulls() {
         InternalRow row = SlotReader.row(new ConsumerRecord<>("orders", 0, 1L, null, bytes("v")),
-            UTF8String.fromString("orders"));
+            UTF8String.fromString("orders"), SlotReader.names());
         assertTrue(row.isNullAt(0));
         assertTrue(row.isNullAt(7));
         assertArrayEquals(bytes("v"), row.getBinary(1));

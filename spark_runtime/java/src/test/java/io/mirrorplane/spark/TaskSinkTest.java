@@ -249,7 +249,7 @@ class TaskSinkTest {
         ConsumerRecord<byte[], byte[]> record = new ConsumerRecord<>(topic, partition, offset, 1_700_000_000_123L,
             TimestampType.CREATE_TIME, 0, value.length(), null, bytes(value), new RecordHeaders(headers),
             java.util.Optional.empty());
-        return projection.apply(SlotReader.row(record, UTF8String.fromString(topic)));
+        return projection.apply(SlotReader.row(record, UTF8String.fromString(topic), SlotReader.names()));
     }
 
     @Test
