@@ -291,7 +291,7 @@ def _starting_applications(pool: list[Standby]) -> bool:
     """Whether a local application that still runs started (its driver submitted, or a standby claimed)
     within MIRRORPLANE_STANDBY_REFILL_AFTER_START_SECONDS."""
     quiet = settings.STANDBY_REFILL_AFTER_START_SECONDS
-    if any(s.alive and (s.claimed_seconds_ago or quiet) < quiet for s in pool):
+    if any((s.claimed_seconds_ago or quiet) < quiet and s.alive for s in pool):  # alive: only if claimed lately
         return True
     since = timezone.now() - timedelta(seconds=quiet)
     return Deployment.objects.filter(engine="local", submitted_at__gte=since,
