@@ -82,14 +82,19 @@ class Api:
 
 
 
-def mirror_request(spec: RunSpec, producer: tuple[tuple[str, str], ...], replication_mode: str | None) -> dict:
+def mirror_request(spec: RunSpec, producer: tuple[tuple[str, str], ...], replication_mode: str | None,
+                   extra: str = "") -> dict:
     """The run's mirror, as POSTed to the API: the benchmark's producer settings as
-    `producer.override.*`, the dataset's codec over them."""
+    `producer.override.*`, the dataset's codec over them, then `extra` source connector properties
+    ("name=value,name=value": `MIRRORPLANE_BENCH_SOURCE_PROPERTIES`)."""
     config = {f"producer.override.{key}": value for key, value in producer}
     if spec.compression != "none":
         config["producer.override.compression.type"] = spec.compression
     if replication_mode:
         config["replication.mode"] = replication_mode
+    for item in filter(None, (part.strip() for part in extra.split(","))):
+        name, _, value = item.partition("=")
+        config[name.strip()] = value.strip()
     return {"name": spec.label, "source": spec.alias, "target": TARGET, "topics": spec.topic,
             "connectors": {"source": {"tasks_max": spec.tasks, "config": config}}}
 
@@ -230,7 +235,8 @@ class Mirrorplane(Candidate):
         self.replication_mode: dict = {}
         self.started = time.monotonic()
         self._api().call("POST", "/api/v1/mirrors/", mirror_request(
-            spec, self.env.producer, os.environ.get("MIRRORPLANE_BENCH_REPLICATION_MODE")))
+            spec, self.env.producer, os.environ.get("MIRRORPLANE_BENCH_REPLICATION_MODE"),
+            os.environ.get("MIRRORPLANE_BENCH_SOURCE_PROPERTIES", "")))
         self._mark("mirror_created")
         self._watch_stop.clear()
         self._watcher = threading.Thread(target=self._watch, daemon=True, name="mirrorplane-status")
@@ -370,6 +376,7 @@ class Mirrorplane(Candidate):
                 "driver_class_archive": str(archive) if archive.is_file() else None,
                 "standby_drivers": self._standby_drivers(),
                 "replication_mode": os.environ.get("MIRRORPLANE_BENCH_REPLICATION_MODE") or "auto",
+                "source_properties": os.environ.get("MIRRORPLANE_BENCH_SOURCE_PROPERTIES", ""),
                 "batch.max.records": DEFAULT_BATCH_MAX_RECORDS,
                 "producer": producer_defaults(micro_batch=False) | dict(self.env.producer),
                 "micro_batch_producer": producer_defaults(micro_batch=True) | dict(self.env.producer),

@@ -18,3 +18,10 @@ def test_producer_settings_become_overrides_and_the_datasets_codec_wins():
 def test_no_settings_no_overrides():
     spec = RunSpec(label="r1", alias="mp1", topic="bench", partitions=8, tasks=2)
     assert mirror_request(spec, (), None)["connectors"]["source"] == {"tasks_max": 2, "config": {}}
+
+
+def test_extra_source_properties_are_added_as_given():
+    spec = RunSpec(label="r1", alias="mp1", topic="bench", partitions=8, tasks=2)
+    body = mirror_request(spec, (), None, " replication.real.time.poll.pace.ms=0, consumer.fetch.min.bytes = 262144,")
+    assert body["connectors"]["source"]["config"] == {"replication.real.time.poll.pace.ms": "0",
+                                                      "consumer.fetch.min.bytes": "262144"}
