@@ -32,13 +32,16 @@ final class SlotStream implements MicroBatchStream, SupportsRealTimeMode {
     private final int slots;
     private final String startingOffsets;
     private final Map<String, Object> consumer;
+    private final PollPacer.Pacing pacing;
     private KafkaConsumer<byte[], byte[]> metadata; // the driver's, for partitions and their ends
 
-    SlotStream(List<String> topics, int slots, String startingOffsets, Map<String, Object> consumer) {
+    SlotStream(List<String> topics, int slots, String startingOffsets, Map<String, Object> consumer,
+               PollPacer.Pacing pacing) {
         this.topics = List.copyOf(topics);
         this.slots = Math.max(1, slots);
         this.startingOffsets = startingOffsets;
         this.consumer = Map.copyOf(consumer);
+        this.pacing = pacing;
     }
 
     static SlotStream fromOptions(CaseInsensitiveStringMap options) {
@@ -52,8 +55,10 @@ final class SlotStream implements MicroBatchStream, SupportsRealTimeMode {
                 consumer.put(key.substring("kafka.".length()), value);
             }
         });
+        PollPacer.Pacing pacing = new PollPacer.Pacing(options.getLong("pollPaceMs", 0),
+            options.getLong("pollPaceAboveRecordsPerSecond", 0));
         return new SlotStream(List.of(topics.split(",")), options.getInt("slots", 1),
-            options.getOrDefault("startingOffsets", "earliest"), consumer);
+            options.getOrDefault("startingOffsets", "earliest"), consumer, pacing);
     }
 
     @Override
@@ -88,7 +93,7 @@ final class SlotStream implements MicroBatchStream, SupportsRealTimeMode {
         }
         List<InputPartition> dealt = new ArrayList<>();
         for (Map<TopicPartition, Long> share : SlotOffsets.deal(resolve(starts), slots)) {
-            dealt.add(new SlotReader.Slot(share, consumer));
+            dealt.add(new SlotReader.Slot(share, consumer, pacing));
         }
         return dealt.toArray(new InputPartition[0]);
     }
