@@ -19,13 +19,7 @@ import java.io.Serializable;
 final class PollPacer {
 
     /** A slot's pacing settings, carried to its reader on an executor. */
-    record Pacing(long intervalMs, long aboveRecordsPerSecond) implements Serializable {
-        static final Pacing OFF = new Pacing(0, 0);
-
-        boolean enabled() {
-            return intervalMs > 0;
-        }
-    }
+    record Pacing(long intervalMs, long aboveRecordsPerSecond) implements Serializable {}
 
     static final long WINDOW_NANOS = 200_000_000L;
 

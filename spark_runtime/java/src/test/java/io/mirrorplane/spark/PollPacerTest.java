@@ -84,10 +84,11 @@ class PollPacerTest {
 
     @Test
     void pacingOffNeverWaits() {
-        PollPacer pacer = new PollPacer(PollPacer.Pacing.OFF, 500);
-        assertEquals(1000, run(pacer, 0, 1000, 60, 1).size());
+        PollPacer pacer = new PollPacer(new PollPacer.Pacing(0, 0), 500);
+        List<Long> polls = run(pacer, 0, 1000, 60, 1);
+        assertEquals(1000, polls.size());
         assertTrue(pacer.fast());
-        assertFalse(PollPacer.Pacing.OFF.enabled());
+        assertEquals(0, pacer.waitNanos(polls.get(polls.size() - 1)));
     }
 
     @Test
