@@ -202,6 +202,7 @@ def test_markdown_tables():
             "CPU s.") in text
     assert "- MirrorMaker 2: JVM `-Xmx2G -XX:+UseParallelGC`, class archive yes" in text
     assert "- Mirrorplane: local[2], driver 1g on Java 25, JVM `-XX:+UseParallelGC`, class archive none" in text
+    assert "standby drivers 1, `replication.mode` auto; producer" in text
     assert ("- Brokers (one KRaft broker per cluster): JVM `-Xms512m -Xmx512m -XX:+UseG1GC`, partitions in memory "
             "(tmpfs)\n  - warmed up before 1024B's first run (untimed, 14.2 s): kafka-consumer-perf-test read "
             "1,000,000 of its records from the source, kafka-producer-perf-test wrote 1,000,000 to a scratch topic "
@@ -215,6 +216,14 @@ def test_markdown_tables():
     assert "## Failed runs\n\n- r4-mirrorplane-t2-1024B: timed out" in text
     assert "Incomplete" not in text
     assert "Incomplete: the benchmark was interrupted" in report_markdown.render_markdown(_report(complete=False))
+
+
+def test_markdown_names_the_source_connector_properties_measured():
+    measured = _report()
+    measured["settings"]["mirrorplane"] = SETTINGS["mirrorplane"] | {
+        "replication_mode": "real-time", "source_properties": "consumer.fetch.min.bytes=262144"}
+    assert ("standby drivers 1, `replication.mode` real-time, source connector `consumer.fetch.min.bytes=262144`; "
+            "producer") in report_markdown.render_markdown(measured)
 
 
 def test_markdown_without_latency_or_ratios():
