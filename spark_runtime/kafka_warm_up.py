@@ -176,7 +176,7 @@ class KafkaWarmUp:
         trigger = jvm.org.apache.spark.sql.streaming.Trigger.RealTime("5 seconds")
         before = jvm.io.mirrorplane.spark.DiscardingWriter.rows()
         reader = source_reader.reader(self.spark, [self._chosen_topic()], self._starting(), self._kafka_options(),
-                                      slot_source={"slots": "1"})
+                                      slots=1)
         query = (real_time.write_stream(reader.load(), "warm-up", writer).trigger(trigger)
                  .option("checkpointLocation", checkpoint.as_uri()).start())
         try:

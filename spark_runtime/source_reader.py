@@ -20,27 +20,16 @@ def kafka_options(consumer: Mapping[str, str]) -> dict[str, str]:
     return {f"kafka.{k}": v for k, v in consumer.items() if k not in SPARK_MANAGED_CONSUMER_OPTIONS}
 
 
-def slot_options(settings: Any, slots: int) -> dict[str, str]:
-    """`SlotSource`'s options besides the topics and the consumer's: its task slots and how each slot's
-    polls are paced at high rates (`replication.real.time.poll.pace.*`)."""
-    return {"slots": str(slots), "pollPaceMs": str(settings.get_int("replication.real.time.poll.pace.ms")),
-            "pollPaceAboveRecordsPerSecond":
-                str(settings.get_int("replication.real.time.poll.pace.above.records.per.second"))}
-
-
 def reader(spark: Any, topics: list[str], starting: str, options: Mapping[str, str], *,
-           slot_source: Mapping[str, str] | None = None, max_records: int | None = None) -> Any:
+           slots: int | None = None, max_records: int | None = None) -> Any:
     """A streaming reader of `topics` from `starting` (the Kafka source's startingOffsets).
 
-    `slot_source`: real-time mode's `SlotSource` with these options (`slot_options`), a reader per slot; else
-    Spark's Kafka source, with `max_records` per micro-batch (None in real-time mode, which reads as
-    records come, unbounded).
+    `slots`: real-time mode's `SlotSource`, one reader per slot; else Spark's Kafka source, with
+    `max_records` per micro-batch (None in real-time mode, which reads as records come, unbounded).
     """
-    if slot_source is not None:
+    if slots is not None:
         stream = (spark.readStream.format(real_time.SLOT_SOURCE).option("topics", ",".join(topics))
-                  .option("startingOffsets", starting))
-        for key, value in slot_source.items():
-            stream = stream.option(key, value)
+                  .option("slots", str(slots)).option("startingOffsets", starting))
     else:
         stream = (spark.readStream.format("kafka").option("subscribe", ",".join(topics))
                   .option("startingOffsets", starting).option("includeHeaders", "true")

@@ -8,8 +8,6 @@
   source-record-active-count), and `producer_buffer_available_bytes`: the bytes free in the
   producers' buffers. Both are counted by the writer in the JVM its tasks run in, so they are
   known only when that is the driver's (local[N]); on a cluster they are left out.
-- `paced_polls`: polls real-time mode's slot readers held back because their records arrived fast
-  (`replication.real.time.poll.pace.ms`), since the application started; local[N] only, as above.
 """
 
 from __future__ import annotations
@@ -70,8 +68,8 @@ def _last_progress(query: Any) -> dict | None:
 
 
 def _client_gauges(spark: Any) -> dict[str, int]:
-    in_flight, available, paced = (int(value) for value in _writer_class(spark.sparkContext._jvm).clientGauges())
-    gauges = {"in_flight_records": in_flight, "paced_polls": paced}
+    in_flight, available = (int(value) for value in _writer_class(spark.sparkContext._jvm).clientGauges())
+    gauges = {"in_flight_records": in_flight}
     if available >= 0:  # no producer yet: no buffer to tell of (not an exhausted one)
         gauges["producer_buffer_available_bytes"] = available
     return gauges

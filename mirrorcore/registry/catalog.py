@@ -123,16 +123,6 @@ CATALOG: tuple[Property, ...] = (
              "How real-time mode reads: a consumer per task slot, reading its share of the partitions as MM2's tasks "
              "do (per-task-slot), or Spark's Kafka source, a consumer and a task slot per partition (per-partition).",
              one_of("per-task-slot", "per-partition"), origin="mirrorplane"),
-    Property("replication.real.time.poll.pace.ms", "int", "5", "source",
-             "Real-time mode with a consumer per task slot: while a slot's records arrive faster than "
-             "replication.real.time.poll.pace.above.records.per.second, its consumer polls twice per interval of this "
-             "length (what it fetched ahead, then a fresh fetch) rather than for every few records, so that the source "
-             "broker answers fewer, larger fetches; a record waits at most about this much and a fetch's round trip "
-             "longer, and a poll that comes back full is followed at once. 0: no pacing.",
-             integer(0), origin="mirrorplane"),
-    Property("replication.real.time.poll.pace.above.records.per.second", "long", "10000", "source",
-             "The records per second a task slot's partitions receive above which real-time mode paces its polls "
-             "(replication.real.time.poll.pace.ms).", integer(0), origin="mirrorplane"),
     Property("replication.mode.auto.backlog.records", "long", "50000", "source",
              "Auto mode: a backlog above this is copied in micro-batches, real-time mode takes over within it (and "
              "falls back only above 4 times it).", integer(0), origin="mirrorplane"),

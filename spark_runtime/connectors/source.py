@@ -199,8 +199,7 @@ class SourceConnector(ReplicationModes, Connector):
         real_time_slots = mode.mode == replication_mode.REAL_TIME and self.consumer_per_task_slot
         micro_batches = mode.mode == replication_mode.MICRO_BATCH
         reader = source_reader.reader(self.spark, sorted(self.topics), starting, self.consumer_options(mode.mode),
-                                      slot_source=source_reader.slot_options(self.settings, self.task_slots())
-                                      if real_time_slots else None,
+                                      slots=self.task_slots() if real_time_slots else None,
                                       max_records=self.settings.get_int("batch.max.records") if micro_batches else None)
         jvm = self.spark.sparkContext._jvm
         producer = spark_query.java_map(jvm, self.producer_config(mode.mode))

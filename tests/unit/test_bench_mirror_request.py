@@ -22,6 +22,6 @@ def test_no_settings_no_overrides():
 
 def test_extra_source_properties_are_added_as_given():
     spec = RunSpec(label="r1", alias="mp1", topic="bench", partitions=8, tasks=2)
-    body = mirror_request(spec, (), None, " replication.real.time.poll.pace.ms=0, consumer.fetch.min.bytes = 262144,")
-    assert body["connectors"]["source"]["config"] == {"replication.real.time.poll.pace.ms": "0",
+    body = mirror_request(spec, (), None, " consumer.fetch.max.wait.ms=10, consumer.fetch.min.bytes = 262144,")
+    assert body["connectors"]["source"]["config"] == {"consumer.fetch.max.wait.ms": "10",
                                                       "consumer.fetch.min.bytes": "262144"}

@@ -46,8 +46,6 @@ def test_mirrorplanes_own_properties():
     assert {p.name for p in CATALOG if p.own} == {"batch.max.records", "replication.mode",
                                                    "replication.mode.auto.backlog.records",
                                                    "replication.real.time.consumers",
-                                                   "replication.real.time.poll.pace.ms",
-                                                   "replication.real.time.poll.pace.above.records.per.second",
                                                    "link.unhealthy.after.seconds"}
 
 

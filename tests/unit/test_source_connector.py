@@ -4,7 +4,7 @@ import dataclasses
 
 from mirrorcore.config import MirrorConfig
 from mirrorcore.registry import MICRO_BATCH_CONSUMER_DEFAULTS, MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS
-from spark_runtime import replication_mode, source_reader
+from spark_runtime import replication_mode
 from spark_runtime.connectors.source import SourceConnector
 
 
@@ -191,13 +191,3 @@ def test_a_backlog_reads_and_writes_through_4_mb_socket_buffers_unless_told_othe
     told = connector({"consumer.receive.buffer.bytes": "-1", "producer.override.send.buffer.bytes": "-1"})
     assert told.consumer_options(replication_mode.MICRO_BATCH)["kafka.receive.buffer.bytes"] == "-1"
     assert told.producer_config(replication_mode.MICRO_BATCH)["send.buffer.bytes"] == "-1"
-
-
-def test_slot_source_paces_polls_by_default_and_as_set():
-    defaults = connector().settings
-    assert source_reader.slot_options(defaults, 2) == {"slots": "2", "pollPaceMs": "5",
-                                                        "pollPaceAboveRecordsPerSecond": "10000"}
-    tuned = connector({"replication.real.time.poll.pace.ms": "0",
-                       "replication.real.time.poll.pace.above.records.per.second": "25000"}).settings
-    assert source_reader.slot_options(tuned, 4) == {"slots": "4", "pollPaceMs": "0",
-                                                     "pollPaceAboveRecordsPerSecond": "25000"}

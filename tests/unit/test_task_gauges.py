@@ -14,7 +14,7 @@ class FakeQuery:
 class FakeWriter:
     @staticmethod
     def clientGauges():
-        return [7, 33_554_432, 12]
+        return [7, 33_554_432]
 
 
 class JVM:  # hashable, as py4j's view of the JVM is
@@ -60,8 +60,7 @@ def test_only_the_latest_commits_count():
 def test_producer_gauges_only_when_the_tasks_run_in_this_jvm():
     gauges, query = TaskGauges(), FakeQuery()
     observe(gauges, query, local=True)
-    assert gauges.report() == {"in_flight_records": 7, "producer_buffer_available_bytes": 33_554_432,
-                               "paced_polls": 12}
+    assert gauges.report() == {"in_flight_records": 7, "producer_buffer_available_bytes": 33_554_432}
     observe(gauges, query, local=False)
     assert gauges.report() == {}
 
@@ -70,14 +69,14 @@ def test_no_buffer_is_told_before_a_task_made_a_producer():
     class NoProducerYet:
         @staticmethod
         def clientGauges():
-            return [0, -1, 0]
+            return [0, -1]
 
     class Jvm:
         io = SimpleNamespace(mirrorplane=SimpleNamespace(spark=SimpleNamespace(KafkaMirrorWriter=NoProducerYet)))
 
     gauges = TaskGauges()
     gauges.observe(SimpleNamespace(sparkContext=SimpleNamespace(_jvm=Jvm)), FakeQuery(), True)
-    assert gauges.report() == {"in_flight_records": 0, "paced_polls": 0}
+    assert gauges.report() == {"in_flight_records": 0}
 
 
 def test_reads_at_most_every_two_seconds():

@@ -133,7 +133,7 @@ public final class KafkaMirrorWriter {
      */
     public static long[] clientGauges() {
         if (PRODUCERS.isEmpty()) {
-            return new long[] {TaskSink.inFlight(), -1, SlotReader.pacedPolls()};
+            return new long[] {TaskSink.inFlight(), -1};
         }
         double available = 0;
         for (KafkaProducer<byte[], byte[]> producer : PRODUCERS.values()) {
@@ -144,7 +144,7 @@ public final class KafkaMirrorWriter {
                 }
             }
         }
-        return new long[] {TaskSink.inFlight(), (long) available, SlotReader.pacedPolls()};
+        return new long[] {TaskSink.inFlight(), (long) available};
     }
 
     /**

@@ -6,11 +6,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
@@ -33,10 +29,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  */
 final class SlotReader implements SupportsRealTimeRead<InternalRow> {
 
-    /** A slot's share of an epoch: where each of its partitions starts, the consumer's settings and
-     *  how its polls are paced. */
-    record Slot(Map<TopicPartition, Long> starts, Map<String, Object> consumer, PollPacer.Pacing pacing)
-        implements InputPartition { }
+    /** A slot's share of an epoch: where each of its partitions starts, and the consumer's settings. */
+    record Slot(Map<TopicPartition, Long> starts, Map<String, Object> consumer) implements InputPartition { }
 
     static final class Factory implements PartitionReaderFactory {
         private static final long serialVersionUID = 1L;
@@ -47,11 +41,8 @@ final class SlotReader implements SupportsRealTimeRead<InternalRow> {
         }
     }
 
-    private static final AtomicLong PACED_POLLS = new AtomicLong();
-
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final Map<TopicPartition, Long> next;
-    private final PollPacer pacer;
     private Iterator<ConsumerRecord<byte[], byte[]>> fetched = List.<ConsumerRecord<byte[], byte[]>>of().iterator();
     private final NameCache<String, UTF8String> names = names();
     private TopicPartition lastPartition;
@@ -59,7 +50,6 @@ final class SlotReader implements SupportsRealTimeRead<InternalRow> {
 
     SlotReader(Slot slot) {
         consumer = new KafkaConsumer<>(consumerConfig(slot.consumer()));
-        pacer = new PollPacer(slot.pacing(), maxPollRecords(slot.consumer()));
         next = new HashMap<>(slot.starts());
         consumer.assign(new ArrayList<>(next.keySet()));
         next.forEach(consumer::seek);
@@ -79,19 +69,7 @@ final class SlotReader implements SupportsRealTimeRead<InternalRow> {
     @Override
     public RecordStatus nextWithTimeout(Long startMs, Long timeoutMs) {
         if (!fetched.hasNext()) {
-            long timeoutNanos = Math.max(0, timeoutMs) * 1_000_000L;
-            long started = System.nanoTime();
-            long wait = Math.min(pacer.waitNanos(started), timeoutNanos);
-            if (wait > 0) {
-                PACED_POLLS.incrementAndGet();
-                LockSupport.parkNanos(wait);
-                long woke = System.nanoTime();
-                timeoutNanos = Math.max(0, timeoutNanos - (woke - started));
-                started = woke;
-            }
-            ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofNanos(timeoutNanos));
-            pacer.polled(started, records.count());
-            fetched = records.iterator();
+            fetched = consumer.poll(Duration.ofMillis(Math.max(0, timeoutMs))).iterator();
             if (!fetched.hasNext()) {
                 return RecordStatus.newStatusWithoutArrivalTime(false);
             }
@@ -126,17 +104,6 @@ final class SlotReader implements SupportsRealTimeRead<InternalRow> {
     @Override
     public void close() {
         consumer.close(Duration.ZERO);
-    }
-
-    /** Polls the slot readers of this JVM held back to pace them ({@link PollPacer}), since it started. */
-    static long pacedPolls() {
-        return PACED_POLLS.get();
-    }
-
-    /** The records one poll returns at most. */
-    static int maxPollRecords(Map<String, Object> consumer) {
-        Object value = consumer.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG);
-        return value == null ? ConsumerConfig.DEFAULT_MAX_POLL_RECORDS : Integer.parseInt(value.toString().trim());
     }
 
     /** Topic and header names as Spark's strings, each converted once. */

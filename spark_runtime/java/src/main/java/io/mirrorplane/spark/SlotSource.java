@@ -20,9 +20,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * Real-time mode's Kafka source with one consumer per task slot ({@link SlotStream}): Spark's own
  * Kafka source reads each partition with a consumer and a task of its own. Options: {@code topics}
  * (comma-separated), {@code slots}, {@code startingOffsets} ("earliest", "latest" or the Kafka
- * source's JSON, -2 earliest and -1 latest), {@code pollPaceMs} and {@code pollPaceAboveRecordsPerSecond}
- * (how each slot's polls are paced at high rates, {@link PollPacer}; 0, the default: not paced) and the
- * consumer's settings as {@code kafka.*}.
+ * source's JSON, -2 earliest and -1 latest) and the consumer's settings as {@code kafka.*}.
  */
 public final class SlotSource implements TableProvider {
 

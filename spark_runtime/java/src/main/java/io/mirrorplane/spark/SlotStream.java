@@ -32,16 +32,13 @@ final class SlotStream implements MicroBatchStream, SupportsRealTimeMode {
     private final int slots;
     private final String startingOffsets;
     private final Map<String, Object> consumer;
-    private final PollPacer.Pacing pacing;
     private KafkaConsumer<byte[], byte[]> metadata; // the driver's, for partitions and their ends
 
-    SlotStream(List<String> topics, int slots, String startingOffsets, Map<String, Object> consumer,
-               PollPacer.Pacing pacing) {
+    SlotStream(List<String> topics, int slots, String startingOffsets, Map<String, Object> consumer) {
         this.topics = List.copyOf(topics);
         this.slots = Math.max(1, slots);
         this.startingOffsets = startingOffsets;
         this.consumer = Map.copyOf(consumer);
-        this.pacing = pacing;
     }
 
     static SlotStream fromOptions(CaseInsensitiveStringMap options) {
@@ -55,10 +52,8 @@ final class SlotStream implements MicroBatchStream, SupportsRealTimeMode {
                 consumer.put(key.substring("kafka.".length()), value);
             }
         });
-        PollPacer.Pacing pacing = new PollPacer.Pacing(options.getLong("pollPaceMs", 0),
-            options.getLong("pollPaceAboveRecordsPerSecond", 0));
         return new SlotStream(List.of(topics.split(",")), options.getInt("slots", 1),
-            options.getOrDefault("startingOffsets", "earliest"), consumer, pacing);
+            options.getOrDefault("startingOffsets", "earliest"), consumer);
     }
 
     @Override
@@ -93,7 +88,7 @@ final class SlotStream implements MicroBatchStream, SupportsRealTimeMode {
         }
         List<InputPartition> dealt = new ArrayList<>();
         for (Map<TopicPartition, Long> share : SlotOffsets.deal(resolve(starts), slots)) {
-            dealt.add(new SlotReader.Slot(share, consumer, pacing));
+            dealt.add(new SlotReader.Slot(share, consumer));
         }
         return dealt.toArray(new InputPartition[0]);
     }
