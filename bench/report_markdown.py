@@ -320,6 +320,7 @@ def _fairness_lines(settings: dict) -> list[str]:
                      f"{extra}; producer in real-time mode "
                      f"{_pairs(mp.get('producer'))}, in micro-batches {_pairs(mp.get('micro_batch_producer'))} "
                      f"(compressed datasets: their codec)"
+                     + (f", consumer in real-time mode {_pairs(mp['consumer'])}" if mp.get("consumer") else "")
                      + (f", consumer in micro-batches {_pairs(mp['micro_batch_consumer'])}"
                         if mp.get("micro_batch_consumer") else ""))
     for name in ("mm2", "mm2-stock", "raw"):

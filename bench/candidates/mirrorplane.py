@@ -380,6 +380,7 @@ class Mirrorplane(Candidate):
                 "batch.max.records": DEFAULT_BATCH_MAX_RECORDS,
                 "producer": producer_defaults(micro_batch=False) | dict(self.env.producer),
                 "micro_batch_producer": producer_defaults(micro_batch=True) | dict(self.env.producer),
+                "consumer": consumer_defaults(micro_batch=False),
                 "micro_batch_consumer": consumer_defaults(micro_batch=True),
                 "reconcile_seconds": float(os.environ.get("MIRRORPLANE_RECONCILE_SECONDS", "2"))}
 

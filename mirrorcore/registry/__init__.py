@@ -26,6 +26,7 @@ from mirrorcore.registry.clients import (
     MICRO_BATCH_CONSUMER_DEFAULTS,
     MICRO_BATCH_PRODUCER_DEFAULTS,
     PRODUCER_DEFAULTS,
+    REAL_TIME_CONSUMER_DEFAULTS,
     consumer_defaults,
     producer_defaults,
 )
@@ -42,10 +43,10 @@ from mirrorcore.registry.model import (
 __all__ = [
     "CONNECTOR_KINDS", "DEFAULT_BATCH_MAX_RECORDS", "DEFAULT_CONFIG_PROPERTIES_EXCLUDE", "DEFAULT_GROUPS_EXCLUDE",
     "DEFAULT_TOPICS_EXCLUDE", "MICRO_BATCH_CONSUMER_DEFAULTS", "MICRO_BATCH_PRODUCER_DEFAULTS", "OWNERS",
-    "PRODUCER_DEFAULTS", "PROPERTIES", "WORKER_PREFIXES", "ConnectorKind", "Owner", "Property", "PropertyType",
-    "Validator", "connector_kinds_of", "consumer_defaults", "defaults_for", "find", "get", "get_bool", "get_float",
-    "get_int", "get_str", "get_valid_float", "invalid_properties", "is_worker_setting", "owner_of", "parse_bool",
-    "producer_defaults", "source_held", "value", "worker_settings",
+    "PRODUCER_DEFAULTS", "PROPERTIES", "REAL_TIME_CONSUMER_DEFAULTS", "WORKER_PREFIXES", "ConnectorKind", "Owner",
+    "Property", "PropertyType", "Validator", "connector_kinds_of", "consumer_defaults", "defaults_for", "find", "get",
+    "get_bool", "get_float", "get_int", "get_str", "get_valid_float", "invalid_properties", "is_worker_setting",
+    "owner_of", "parse_bool", "producer_defaults", "source_held", "value", "worker_settings",
 ]
 
 Config = Mapping[str, object]

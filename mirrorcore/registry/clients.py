@@ -44,7 +44,7 @@ def producer_defaults(micro_batch: bool) -> dict[str, str]:
 # task's poll returned 500 records at most, so at 100,000 records/s each task polled 200 times a second,
 # and each poll pays for its metadata, coordinator and network checks. With 10,000, on 2,000,000 x 512 B
 # (Mirrorplane alone, 4 runs each way, in turn) the median steady-state rate went from 112,900 to 123,400
-# records/s and the CPU per run from 42.2 to 39.9 s. Real-time mode keeps the consumer's defaults.
+# records/s and the CPU per run from 42.2 to 39.9 s.
 # Socket buffers of 4 MB, for the consumer and the producer: Spark's Kafka source sets the consumer's
 # receive buffer to 64 KB unless told otherwise (the producer's send buffer is 128 KB), which fixes the
 # socket's size and turns a backlog's multi-MB fetches and produce requests into many small reads and
@@ -57,6 +57,17 @@ MICRO_BATCH_CONSUMER_DEFAULTS: dict[str, str] = {
 }
 
 
+# Real-time mode's consumers get the same 4 MB receive buffer and keep the consumer's 500 records a poll.
+# A slot that starts behind is sent fetches of up to 1 MB a partition, which a 64 KB socket takes in many
+# reads. At 37,000 records/s on two busy cores such a slot's fetches of 2.8 MB took 240 ms each (its
+# thread waiting on the socket 91% of the time); it copied 15,600 records/s of the 18,500 it was sent and
+# never caught up. With 4 MB it caught up in about 80 s, and the forced real-time run measured p50 11 /
+# p99 113 ms (one run each; docs/benchmarks.md).
+REAL_TIME_CONSUMER_DEFAULTS: dict[str, str] = {
+    "receive.buffer.bytes": "4194304",
+}
+
+
 def consumer_defaults(micro_batch: bool) -> dict[str, str]:
     """The source connector's record consumer settings before `consumer.*`: in micro-batches or not."""
-    return dict(MICRO_BATCH_CONSUMER_DEFAULTS) if micro_batch else {}
+    return dict(MICRO_BATCH_CONSUMER_DEFAULTS if micro_batch else REAL_TIME_CONSUMER_DEFAULTS)

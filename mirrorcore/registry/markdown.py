@@ -9,6 +9,7 @@ from mirrorcore.registry.clients import (
     MICRO_BATCH_CONSUMER_DEFAULTS,
     MICRO_BATCH_PRODUCER_DEFAULTS,
     PRODUCER_DEFAULTS,
+    REAL_TIME_CONSUMER_DEFAULTS,
 )
 from mirrorcore.registry.model import Owner, Property
 
@@ -94,11 +95,12 @@ def markdown() -> str:
     producer = ", ".join(f"`{key}={value}`" for key, value in PRODUCER_DEFAULTS.items())
     backlog = ", ".join(f"`{key}={value}`" for key, value in MICRO_BATCH_PRODUCER_DEFAULTS.items())
     polls = ", ".join(f"`{key}={value}`" for key, value in MICRO_BATCH_CONSUMER_DEFAULTS.items())
+    steady = ", ".join(f"`{key}={value}`" for key, value in REAL_TIME_CONSUMER_DEFAULTS.items())
     lines += ["## Client overrides", "",
               "`producer.override.*`, `consumer.*` and `admin.*` pass Kafka client properties to the connectors' "
               "clients, within the override policy. The source connector's record producer starts from "
               f"{producer}; in micro-batches (a backlog) it batches more, with {backlog}, and its consumer "
-              f"reads more per poll and per socket read, with {polls} (the consumer's own defaults in "
-              "real-time mode, where Spark's source sets `receive.buffer.bytes=65536`). "
+              f"reads more per poll and per socket read, with {polls}; in real-time mode it starts from "
+              f"{steady} (the consumer's own 500 records a poll). "
               "`producer.override.*` and `consumer.*` win over these.", ""]
     return "\n".join(lines)

@@ -5,7 +5,12 @@ from __future__ import annotations
 import javaproperties
 
 from bench.candidates.mm2 import INTERNAL_REPLICATION_FACTORS, mm2_properties
-from mirrorcore.registry import MICRO_BATCH_CONSUMER_DEFAULTS, MICRO_BATCH_PRODUCER_DEFAULTS, PRODUCER_DEFAULTS
+from mirrorcore.registry import (
+    MICRO_BATCH_CONSUMER_DEFAULTS,
+    MICRO_BATCH_PRODUCER_DEFAULTS,
+    PRODUCER_DEFAULTS,
+    REAL_TIME_CONSUMER_DEFAULTS,
+)
 
 
 def _parse(text: str) -> dict[str, str]:
@@ -42,13 +47,14 @@ def test_mirrorplanes_producer_settings_go_to_the_target_clusters_producer():
     assert not any(key.startswith("a.producer.") for key in props)
 
 
-def test_mirrorplanes_micro_batch_consumer_settings_go_to_the_source_clusters_consumer_for_a_backlog_only():
+def test_mirrorplanes_consumer_settings_go_to_the_source_clusters_consumer_larger_polls_for_a_backlog_only():
     from bench.candidates.mm2 import consumer_settings
 
     props = _parse(mm2_properties("a", "h:1", "west", "h:2", "t", 2, PRODUCER_DEFAULTS, consumer_settings()))
     assert props["a.consumer.max.poll.records"] == MICRO_BATCH_CONSUMER_DEFAULTS["max.poll.records"]
     assert not any(key.startswith("west.consumer.") for key in props)
-    assert consumer_settings(steady=True) == {}
+    assert consumer_settings(steady=True) == REAL_TIME_CONSUMER_DEFAULTS
+    assert "max.poll.records" not in consumer_settings(steady=True)
 
 
 # The worker's log as MM2 writes it with the benchmark's layout ("[%d] %p %m (%c)%n"): each client's

@@ -187,7 +187,14 @@ def test_a_backlog_reads_and_writes_through_4_mb_socket_buffers_unless_told_othe
     backlog = connector({}).consumer_options(replication_mode.MICRO_BATCH)
     assert backlog["kafka.receive.buffer.bytes"] == "4194304"
     assert connector({}).producer_config(replication_mode.MICRO_BATCH)["send.buffer.bytes"] == "4194304"
-    assert "kafka.receive.buffer.bytes" not in connector({}).consumer_options(replication_mode.REAL_TIME)
     told = connector({"consumer.receive.buffer.bytes": "-1", "producer.override.send.buffer.bytes": "-1"})
     assert told.consumer_options(replication_mode.MICRO_BATCH)["kafka.receive.buffer.bytes"] == "-1"
+    assert told.consumer_options(replication_mode.REAL_TIME)["kafka.receive.buffer.bytes"] == "-1"
     assert told.producer_config(replication_mode.MICRO_BATCH)["send.buffer.bytes"] == "-1"
+
+
+def test_real_time_consumers_read_through_a_4_mb_socket_buffer_with_the_consumers_own_polls():
+    """A slot behind the log's end is sent fetches of megabytes; through 64 KB they arrived slower than its records."""
+    steady = connector({}).consumer_options(replication_mode.REAL_TIME)
+    assert steady["kafka.receive.buffer.bytes"] == "4194304"
+    assert "kafka.max.poll.records" not in steady
