@@ -57,14 +57,17 @@ MICRO_BATCH_CONSUMER_DEFAULTS: dict[str, str] = {
 }
 
 
-# Real-time mode's consumers get the same 4 MB receive buffer and keep the consumer's 500 records a poll.
-# A slot that starts behind is sent fetches of up to 1 MB a partition, which a 64 KB socket takes in many
-# reads. At 37,000 records/s on two busy cores such a slot's fetches of 2.8 MB took 240 ms each (its
-# thread waiting on the socket 91% of the time); it copied 15,600 records/s of the 18,500 it was sent and
-# never caught up. With 4 MB it caught up in about 80 s, and the forced real-time run measured p50 11 /
-# p99 113 ms (one run each; docs/benchmarks.md).
+# Real-time mode's consumers keep the consumer's 500 records a poll, and read at most 128 KB a partition
+# per fetch (the consumer's default is 1 MB) through the same 4 MB receive buffer. At the log's end a
+# fetch brings a few KB whatever the limit. A slot that is behind, though, was sent responses of 1-3 MB,
+# and on two busy cores each of those took 100-240 ms to arrive, whatever the socket buffers on either
+# side: at 37,000 records/s such a slot copied 15,600-17,900 records/s of the 18,500 its partitions
+# received and caught up, if at all, by chance. With 128 KB fetches both slots, started 25,000 and 53,000
+# records behind, fetched 160-320 KB in 12-39 ms, copied 19,000 records/s and caught up within a minute;
+# forced real-time runs at 37,000 records/s, one each (docs/benchmarks.md).
 REAL_TIME_CONSUMER_DEFAULTS: dict[str, str] = {
     "receive.buffer.bytes": "4194304",
+    "max.partition.fetch.bytes": "131072",
 }
 
 

@@ -193,8 +193,12 @@ def test_a_backlog_reads_and_writes_through_4_mb_socket_buffers_unless_told_othe
     assert told.producer_config(replication_mode.MICRO_BATCH)["send.buffer.bytes"] == "-1"
 
 
-def test_real_time_consumers_read_through_a_4_mb_socket_buffer_with_the_consumers_own_polls():
-    """A slot behind the log's end is sent fetches of megabytes; through 64 KB they arrived slower than its records."""
+def test_real_time_consumers_fetch_128_kb_a_partition_through_a_4_mb_socket_buffer_with_the_consumers_own_polls():
+    """A slot behind the log's end was sent responses of megabytes, each slower to arrive than its records."""
     steady = connector({}).consumer_options(replication_mode.REAL_TIME)
     assert steady["kafka.receive.buffer.bytes"] == "4194304"
+    assert steady["kafka.max.partition.fetch.bytes"] == "131072"
     assert "kafka.max.poll.records" not in steady
+    assert "kafka.max.partition.fetch.bytes" not in connector({}).consumer_options(replication_mode.MICRO_BATCH)
+    told = connector({"consumer.max.partition.fetch.bytes": "1048576"})
+    assert told.consumer_options(replication_mode.REAL_TIME)["kafka.max.partition.fetch.bytes"] == "1048576"
