@@ -149,8 +149,9 @@ def producer_settings(compression: str, overrides: tuple[tuple[str, str], ...] =
 
 
 def consumer_settings(steady: bool = False) -> dict[str, str]:
-    """The consumer settings Mirrorplane's source connector would add for the run: larger polls and a
-    larger socket buffer for a backlog (micro-batches), the socket buffer alone for steady traffic."""
+    """The consumer settings Mirrorplane's source connector would add for the run: its micro-batch ones
+    for a backlog (larger polls, a larger socket buffer), its real-time ones for steady traffic (the
+    socket buffer, smaller partition fetches)."""
     return consumer_defaults(micro_batch=not steady)
 
 

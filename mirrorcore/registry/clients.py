@@ -13,6 +13,9 @@ PRODUCER_DEFAULTS: dict[str, str] = {
     "compression.type": "none",
 }
 
+# Both clients' socket buffers wherever Mirrorplane sets them (see MICRO_BATCH_CONSUMER_DEFAULTS).
+SOCKET_BUFFER_BYTES = "4194304"
+
 # Over PRODUCER_DEFAULTS while the source connector copies a backlog in micro-batches. A task's
 # partitions share its rate, so with 5 ms of linger a batch left at a fraction of its size: longer
 # linger and larger batches mean a quarter of the produce requests. On 10,000,000 x 512 B records, with
@@ -29,7 +32,7 @@ PRODUCER_DEFAULTS: dict[str, str] = {
 MICRO_BATCH_PRODUCER_DEFAULTS: dict[str, str] = {
     "linger.ms": "20",
     "batch.size": "1048576",
-    "send.buffer.bytes": "4194304",
+    "send.buffer.bytes": SOCKET_BUFFER_BYTES,
     "max.request.size": "16777216",
     "buffer.memory": "67108864",
 }
@@ -53,7 +56,7 @@ def producer_defaults(micro_batch: bool) -> dict[str, str]:
 # 82.7 to 65.8 s and the brokers' during its runs from 37.2 to 30.5 s (docs/benchmarks.md).
 MICRO_BATCH_CONSUMER_DEFAULTS: dict[str, str] = {
     "max.poll.records": "10000",
-    "receive.buffer.bytes": "4194304",
+    "receive.buffer.bytes": SOCKET_BUFFER_BYTES,
 }
 
 
@@ -63,10 +66,10 @@ MICRO_BATCH_CONSUMER_DEFAULTS: dict[str, str] = {
 # and on two busy cores each of those took 100-240 ms to arrive, whatever the socket buffers on either
 # side: at 37,000 records/s such a slot copied 15,600-17,900 records/s of the 18,500 its partitions
 # received and caught up, if at all, by chance. With 128 KB fetches both slots, started 25,000 and 53,000
-# records behind, fetched 160-320 KB in 12-39 ms, copied 19,000 records/s and caught up within a minute;
+# records behind, fetched 50-320 KB in 5-39 ms, copied 19,000 records/s and caught up within a minute;
 # forced real-time runs at 37,000 records/s, one each (docs/benchmarks.md).
 REAL_TIME_CONSUMER_DEFAULTS: dict[str, str] = {
-    "receive.buffer.bytes": "4194304",
+    "receive.buffer.bytes": SOCKET_BUFFER_BYTES,
     "max.partition.fetch.bytes": "131072",
 }
 

@@ -87,15 +87,18 @@ def _table(props: Iterable[Property]) -> list[str]:
             *(_row(prop) for prop in props)]
 
 
+def _settings(settings: dict[str, str]) -> str:
+    """Client settings as the docs write them: `key=value`, comma-separated."""
+    return ", ".join(f"`{key}={value}`" for key, value in settings.items())
+
+
 def markdown() -> str:
     """The whole of docs/properties.md."""
     lines = [_HEADER]
     for owner, (title, intro) in _SECTIONS.items():
         lines += [f"## {title}", "", intro, "", *_table(p for p in CATALOG if p.owner == owner), ""]
-    producer = ", ".join(f"`{key}={value}`" for key, value in PRODUCER_DEFAULTS.items())
-    backlog = ", ".join(f"`{key}={value}`" for key, value in MICRO_BATCH_PRODUCER_DEFAULTS.items())
-    polls = ", ".join(f"`{key}={value}`" for key, value in MICRO_BATCH_CONSUMER_DEFAULTS.items())
-    steady = ", ".join(f"`{key}={value}`" for key, value in REAL_TIME_CONSUMER_DEFAULTS.items())
+    producer, backlog = _settings(PRODUCER_DEFAULTS), _settings(MICRO_BATCH_PRODUCER_DEFAULTS)
+    polls, steady = _settings(MICRO_BATCH_CONSUMER_DEFAULTS), _settings(REAL_TIME_CONSUMER_DEFAULTS)
     lines += ["## Client overrides", "",
               "`producer.override.*`, `consumer.*` and `admin.*` pass Kafka client properties to the connectors' "
               "clients, within the override policy. The source connector's record producer starts from "
