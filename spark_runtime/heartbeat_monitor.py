@@ -22,7 +22,7 @@ from confluent_kafka import OFFSET_END
 
 from mirrorcore.connection import ClusterConnection
 from mirrorcore.formats import Heartbeat
-from spark_runtime.topic_reader import PartitionReader
+from spark_runtime.topic_reader import FOLLOWER, PartitionReader
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class HeartbeatMonitor:
     def start(self) -> None:
         self._stop.clear()
         self.since_ms = int(time.time() * 1000)
-        reader = PartitionReader(self.target, self.topic, "heartbeat-monitor", start=OFFSET_END)
+        reader = PartitionReader(self.target, self.topic, "heartbeat-monitor", FOLLOWER, start=OFFSET_END)
         self._thread = threading.Thread(target=self._run, args=(reader,), name="heartbeat-monitor", daemon=True)
         self._thread.start()
 

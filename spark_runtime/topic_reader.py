@@ -10,6 +10,12 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Message, Top
 from mirrorcore.connection import ClusterConnection
 
 _BATCH = 10_000
+# A reader catching up learns it reached the end from an empty fetch, which the broker holds for
+# fetch.wait.max.ms: 50 ms keeps read_to_end short. A reader that only follows a topic takes
+# librdkafka's default, 500 ms: the broker answers a waiting fetch as soon as a record arrives, so
+# nothing arrives later, and an idle follower sends 2 fetches a second instead of 20 (a mirror's
+# driver follows two topics for as long as it runs: its heartbeats and its offset syncs).
+FOLLOWER = {"fetch.wait.max.ms": "500"}
 
 
 class PartitionReader:

@@ -29,7 +29,7 @@ from mirrorcore.formats import Checkpoint, OffsetSync
 from mirrorcore.groups import ConsumerGroups
 from spark_runtime.connectors.base import Connector
 from spark_runtime.offset_syncs import LOCATIONS
-from spark_runtime.topic_reader import PartitionReader
+from spark_runtime.topic_reader import FOLLOWER, PartitionReader
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,7 @@ class CheckpointConnector(Connector):
         connection = self.config.source if location == "source" else self.config.target
         topic = self.policy.offset_syncs_topic(self.config.target.alias)
         return PartitionReader(connection, topic, f"{self.config.name}-offset-syncs",
-                               self.settings.prefixed("consumer."))
+                               FOLLOWER | self.settings.prefixed("consumer."))
 
     def _absorb_syncs(self, records: list) -> None:
         for record in records:
