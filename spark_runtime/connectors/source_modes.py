@@ -32,6 +32,7 @@ class ReplicationModes:
     mode_switches: int
     mode_calls: int = 0  # checks in a row that called for the other mode
     last_rates: replication_mode.Rates | None = None  # at the previous mode check
+    real_time_rates: replication_mode.Rates | None = None  # at the first check of the running real-time query
     arriving: float | None = None  # records/s written to the source between the last two checks
     copying: float | None = None  # records/s copied between them
     real_time_capacity: tuple[float, float] | None = None  # (records/s, monotonic time) it fell behind at
@@ -113,6 +114,11 @@ class ReplicationModes:
         rates = replication_mode.Rates(time.monotonic(), written, int(self.progress.metrics["records"]))
         measured = rates.since(self.last_rates) if self.last_rates is not None else None
         self.last_rates = rates
+        real_time = self.mode is not None and self.mode.mode == replication_mode.REAL_TIME
+        if not real_time:
+            self.real_time_rates = None
+        elif self.real_time_rates is None:
+            self.real_time_rates = rates
         self.arriving, self.copying = measured if measured is not None else (None, None)
 
     def _reconsider_mode(self) -> None:
@@ -141,17 +147,29 @@ class ReplicationModes:
         if self.mode_calls >= CALLS_TO_SWITCH:
             self.mode_calls = 0
             log.info("switching from %s to %s: %s", self.mode.mode, decision.mode, decision.reason)
-            if self._fell_behind() and self.copying:
-                self.real_time_capacity = (self.copying, time.monotonic())
+            capacity = self._real_time_capacity()
+            if capacity is not None:
+                self.real_time_capacity = (capacity, time.monotonic())
+            self.real_time_rates = None
             self.mode_switches += 1
             self._stop_query()
             self._start_query(decision)
 
-    def _fell_behind(self) -> bool:
-        """A real-time query that copied fewer records than arrived since the previous check: the rate
-        it copied at is as much as it manages here."""
-        return (self.mode is not None and self.mode.mode == replication_mode.REAL_TIME
-                and self.arriving is not None and self.copying is not None and self.arriving > self.copying)
+    def _real_time_capacity(self) -> float | None:
+        """The rate a real-time query copied at, if it fell behind: over its whole run (from its first
+        mode check) when fewer records were copied than arrived over it, else over the last interval
+        when it fell behind in that one; None while it kept up. Its copying comes in bursts: a query
+        whose backlog grew by a million records may still have copied more than arrived in its last
+        5 s, and judged by those alone it would be tried again at once."""
+        if self.mode is None or self.mode.mode != replication_mode.REAL_TIME:
+            return None
+        if self.last_rates is not None and self.real_time_rates is not None:
+            run = self.last_rates.since(self.real_time_rates)
+            if run is not None and run[0] > run[1] > 0:
+                return run[1]
+        if self.arriving is not None and self.copying and self.arriving > self.copying:
+            return self.copying
+        return None
 
     def _settle_handover(self) -> None:
         """Once the query started from a handover has planned its first batch, its checkpoint

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from spark_runtime import replication_mode as rm
 from spark_runtime.connectors import source_modes
 from spark_runtime.connectors.source_modes import ReplicationModes
@@ -22,6 +24,8 @@ class Modes(ReplicationModes):
         self.progress = SimpleNamespace(metrics={"records": 0})
         self.spark = SimpleNamespace(sparkContext=SimpleNamespace(master="local[2]"))
         self.ends, self.started = 0, []
+        self.source_admin = SimpleNamespace(
+            end_offsets=lambda partitions: {("t", 0): self.ends // 2, ("t", 1): self.ends - self.ends // 2})
 
     def task_slots(self) -> int:
         return 2
@@ -57,9 +61,6 @@ def test_micro_batches_stay_while_records_arrive_faster_than_real_time_mode_copi
     clock = [1000.0]
     monkeypatch.setattr(source_modes.time, "monotonic", lambda: clock[0])
     modes = Modes(clock)
-    monkeypatch.setattr(modes, "source_admin", SimpleNamespace(
-        end_offsets=lambda partitions: {("t", 0): modes.ends // 2, ("t", 1): modes.ends - modes.ends // 2}),
-        raising=False)
     arriving, copying = 50_000, 47_000  # records/s: real-time mode falls behind by 3,000 a second
     ends = copied = 0
     for _ in range(30):  # 150 s
@@ -87,3 +88,37 @@ def test_the_rate_it_fell_behind_at_is_forgotten_after_a_while(monkeypatch):
     assert modes._decide_mode(0).mode == rm.MICRO_BATCH
     clock[0] += source_modes.CAPACITY_MEMORY_SECONDS + 1
     assert modes._decide_mode(0).mode == rm.REAL_TIME and modes.real_time_capacity is None
+
+
+def test_a_query_that_fell_behind_over_its_run_is_remembered_even_if_its_last_seconds_copied_more(monkeypatch):
+    """Real-time mode copies in bursts: in the 5 s before it falls back it may copy more than arrives while its
+    backlog grew over its run (at 130,000 records/s on 2 cores it was tried again 21-80 s after falling back)."""
+    clock = [1000.0]
+    monkeypatch.setattr(source_modes.time, "monotonic", lambda: clock[0])
+    modes = Modes(clock)
+    arriving = 130_000
+    ends = copied = 0
+    modes.check(ends, copied)  # the real-time query's first check
+    # 150,000 and then 400,000 behind (above 4 x 50,000 twice in a row), copying more than arrived in the
+    # last 5 s: 106,667 records/s over its run
+    for copying in (100_000, 80_000, 140_000):
+        ends, copied = ends + arriving * 5, copied + copying * 5
+        modes.check(ends, copied)
+    assert modes.started == [rm.MICRO_BATCH]
+    assert modes.real_time_capacity is not None and modes.real_time_capacity[0] == pytest.approx(106_667, abs=1)
+    for _ in range(6):  # micro-batches catch up, records still arriving at 130,000 a second: no way back
+        ends, copied = ends + arriving * 5, min(ends + arriving * 5, copied + 300_000 * 5)
+        modes.check(ends, copied)
+    assert modes.started == [rm.MICRO_BATCH]
+
+
+def test_a_query_that_kept_up_leaves_no_capacity_behind(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(source_modes.time, "monotonic", lambda: clock[0])
+    modes = Modes(clock)
+    modes.last_rates = rm.Rates(clock[0], 1_000_000, 1_000_000)
+    modes.real_time_rates = rm.Rates(clock[0] - 60, 0, 0)
+    modes.arriving, modes.copying = 20_000.0, 20_000.0
+    assert modes._real_time_capacity() is None
+    modes.mode = rm.ModeDecision(rm.MICRO_BATCH, "a backlog")
+    assert modes._real_time_capacity() is None
