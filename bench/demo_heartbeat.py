@@ -16,21 +16,22 @@ import os
 import queue
 import re
 import secrets
-import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+from bench import machine
 from bench.candidates.mirrorplane import Api
 from bench.stats import percentile
+from controlplane.infra import processes
 
 ROOT = Path(__file__).resolve().parent.parent
 MIRROR = "east-to-west"
 GOAL_P50_MS = 100
 _DASHBOARD = re.compile(r"dashboard:\s+(http://\S+?)/?\s*$")
-_REPLICATING = "is replicating"
+_REPLICATING = re.compile("is replicating")
 
 
 def summarize(points: list[dict], since: float, until: float) -> dict:
@@ -98,29 +99,27 @@ class _Demo:
             self.log.flush()
             self.lines.put(line)
 
-    def wait_for(self, pattern: str | re.Pattern, timeout: float) -> str:
-        """The first line of the demo's output that matches; SystemExit when it exits or times out first."""
+    def wait_for(self, pattern: re.Pattern[str], timeout: float) -> re.Match[str]:
+        """The match in the first line of the demo's output that matches; SystemExit when it exits or
+        times out first."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None and self.lines.empty():
-                raise SystemExit(f"the demo exited ({self.process.returncode}) before printing {pattern!r}: "
-                                 f"see {self.log.name}")
+                raise SystemExit(f"the demo exited ({self.process.returncode}) before printing "
+                                 f"{pattern.pattern!r}: see {self.log.name}")
             try:
                 line = self.lines.get(timeout=1)
             except queue.Empty:
                 continue
-            if (pattern.search(line) if isinstance(pattern, re.Pattern) else pattern in line):
-                return line
-        raise SystemExit(f"the demo did not print {pattern!r} within {timeout:.0f} s: see {self.log.name}")
+            match = pattern.search(line)
+            if match is not None:
+                return match
+        raise SystemExit(f"the demo did not print {pattern.pattern!r} within {timeout:.0f} s: see {self.log.name}")
 
     def stop(self) -> None:
-        """As Ctrl-C does: SIGTERM, which the demo handles by stopping everything it started."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
+        """As Ctrl-C does: SIGTERM, which the demo handles by stopping everything it started (SIGKILL
+        after two minutes)."""
+        processes.terminate(self.process.pid, "manage.py", grace_seconds=120)
         self.log.close()
 
 
@@ -133,16 +132,11 @@ def _source_connector(status: dict) -> dict:
 
 
 def measure(minutes: float, rate: int, port: int, log: Path) -> dict:
-    from bench import machine
-
     password = secrets.token_urlsafe(12)
     started = time.monotonic()
     demo = _Demo(port, rate, password, log)
     try:
-        banner = _DASHBOARD.search(demo.wait_for(_DASHBOARD, 900))
-        if banner is None:  # wait_for returns a line the pattern matches
-            raise SystemExit("the demo printed no dashboard address")
-        base = banner.group(1)
+        base = demo.wait_for(_DASHBOARD, 900).group(1)
         demo.wait_for(_REPLICATING, 300)
         replicating_after = time.monotonic() - started
         since = time.time()
@@ -168,8 +162,6 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "var" / "bench" / "demo-heartbeat.json",
                         help="results file; the report is written beside it as .md")
     args = parser.parse_args(argv)
-    from controlplane.infra import processes
-
     args.out.parent.mkdir(parents=True, exist_ok=True)
     result = measure(args.minutes, args.rate, processes.free_port(), args.out.with_suffix(".log"))
     args.out.write_text(json.dumps(result, indent=2) + "\n")

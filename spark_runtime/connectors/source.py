@@ -119,7 +119,7 @@ class SourceConnector(ReplicationModes, Connector):
             error = self.query.exception()
             self.query = None
             raise RuntimeError(spark_query.describe_error(error) if error else "the replication query stopped")
-        if self.mode is not None and self.mode.mode == replication_mode.REAL_TIME:
+        if self._in_real_time():
             if self._tasks_local() and time.monotonic() >= self.next_position_commit:
                 self._commit_positions()
             else:
@@ -139,7 +139,7 @@ class SourceConnector(ReplicationModes, Connector):
                 self._start_query()
             else:
                 grown, self.topics = discovered != self.topics, discovered
-                if grown and self.mode is not None and self.mode.mode == replication_mode.REAL_TIME:
+                if grown and self._in_real_time():
                     log.info("source partitions added: restarting the real-time query")  # a task for each
                     self._stop_query()
                     self._start_query()
@@ -341,7 +341,7 @@ class SourceConnector(ReplicationModes, Connector):
             if time.monotonic() - stopped > SLOW_STOP_SECONDS:
                 log.warning("the stopped query's tasks took %.1f s to deliver what they sent",
                             time.monotonic() - stopped)
-            if self.mode is not None and self.mode.mode == replication_mode.REAL_TIME and self._tasks_local():
+            if self._in_real_time() and self._tasks_local():
                 self._hand_over()
 
     # -- positions, for the lag sampler ---------------------------------------------------

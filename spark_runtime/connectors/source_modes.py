@@ -71,6 +71,10 @@ class ReplicationModes:
                                        local=self._tasks_local(), arriving=self.arriving,
                                        capacity=capacity[0] if capacity is not None else None)
 
+    def _in_real_time(self) -> bool:
+        """The running query's mode is real-time."""
+        return self.mode is not None and self.mode.mode == replication_mode.REAL_TIME
+
     def _real_time_tasks(self) -> int:
         """The long-running tasks a real-time query holds: one per task slot reading its share of the
         partitions, or one per partition with Spark's Kafka source."""
@@ -114,8 +118,7 @@ class ReplicationModes:
         rates = replication_mode.Rates(time.monotonic(), written, int(self.progress.metrics["records"]))
         measured = rates.since(self.last_rates) if self.last_rates is not None else None
         self.last_rates = rates
-        real_time = self.mode is not None and self.mode.mode == replication_mode.REAL_TIME
-        if not real_time:
+        if not self._in_real_time():
             self.real_time_rates = None
         elif self.real_time_rates is None:
             self.real_time_rates = rates
@@ -127,7 +130,7 @@ class ReplicationModes:
         mode: take in partitions added on the source."""
         self.next_mode_check = time.monotonic() + MODE_CHECK_SECONDS
         self._count_slots()  # executors may join or leave
-        if self.mode is not None and self.mode.mode == replication_mode.REAL_TIME:
+        if self._in_real_time():
             # No batch function runs to grow the remote partitions first: a partition added on the
             # source is grown here, and the query restarts so that it gets a task (and a slot).
             partitions = sum(self.topics.values())
@@ -150,7 +153,6 @@ class ReplicationModes:
             capacity = self._real_time_capacity()
             if capacity is not None:
                 self.real_time_capacity = (capacity, time.monotonic())
-            self.real_time_rates = None
             self.mode_switches += 1
             self._stop_query()
             self._start_query(decision)
@@ -161,7 +163,7 @@ class ReplicationModes:
         when it fell behind in that one; None while it kept up. Its copying comes in bursts: a query
         whose backlog grew by a million records may still have copied more than arrived in its last
         5 s, and judged by those alone it would be tried again at once."""
-        if self.mode is None or self.mode.mode != replication_mode.REAL_TIME:
+        if not self._in_real_time():
             return None
         if self.last_rates is not None and self.real_time_rates is not None:
             run = self.last_rates.since(self.real_time_rates)
