@@ -67,6 +67,17 @@ def start(spark: Any, frame: Any, name: str, checkpoint: str, producer: Any, rem
     return StreamingQuery(query)
 
 
+# The columns real-time mode's query keeps of the slot source's rows: the source hands each record
+# itself to the sink on the task's thread (RecordHandOff), so Spark's projection into its own rows
+# copies two numbers per record instead of the key, value and headers.
+HAND_OFF_COLUMNS = ("partition", "offset")
+
+
+def hand_off(frame: Any) -> Any:
+    """`frame` (the slot source's DataFrame, read with `handOff`) as the sink takes its records handed off."""
+    return frame.select(*HAND_OFF_COLUMNS)
+
+
 def write_stream(frame: Any, name: str, task: Any) -> Any:
     """The JVM DataStreamWriter of `frame` into `SINK_CLASS`, whose tasks each take a copy of `task`
     (a Java RealTimeTask), registered under `name`. Spark's allowlist of real-time sinks does not

@@ -24,12 +24,13 @@ def reader(spark: Any, topics: list[str], starting: str, options: Mapping[str, s
            slots: int | None = None, max_records: int | None = None) -> Any:
     """A streaming reader of `topics` from `starting` (the Kafka source's startingOffsets).
 
-    `slots`: real-time mode's `SlotSource`, one reader per slot; else Spark's Kafka source, with
+    `slots`: real-time mode's `SlotSource`, one reader per slot, handing each record to the real-time
+    sink on its task's thread (`real_time.hand_off`); else Spark's Kafka source, with
     `max_records` per micro-batch (None in real-time mode, which reads as records come, unbounded).
     """
     if slots is not None:
         stream = (spark.readStream.format(real_time.SLOT_SOURCE).option("topics", ",".join(topics))
-                  .option("slots", str(slots)).option("startingOffsets", starting))
+                  .option("slots", str(slots)).option("startingOffsets", starting).option("handOff", "true"))
     else:
         stream = (spark.readStream.format("kafka").option("subscribe", ",".join(topics))
                   .option("startingOffsets", starting).option("includeHeaders", "true")

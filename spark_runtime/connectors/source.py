@@ -211,8 +211,9 @@ class SourceConnector(ReplicationModes, Connector):
         self.next_mode_check = time.monotonic() + MODE_CHECK_SECONDS
         if mode.mode == replication_mode.REAL_TIME:
             syncs = self.offset_syncs
+            frame = real_time.hand_off(reader.load()) if real_time_slots else reader.load()
             self.query = real_time.start(
-                self.spark, reader.load(), f"{self.config.name}-source", self.config.checkpoint_dir("source"),
+                self.spark, frame, f"{self.config.name}-source", self.config.checkpoint_dir("source"),
                 producer, remote, max_lag, syncs.topic if syncs.enabled else None,
                 spark_query.java_map(jvm, syncs.connection.java_properties()),
                 # Unset: Kafka Connect's 60 s, not the 10 s micro-batches promote syncs at (epochs cost latency).

@@ -202,8 +202,14 @@ public final class KafkaMirrorWriter {
         return sink.finish();
     }
 
-    /** Positions of the Kafka source's columns in its rows ({@code headers} is -1 without includeHeaders). */
+    /**
+     * Positions of the Kafka source's columns in its rows ({@code headers} is -1 without
+     * includeHeaders). Rows of just {@link #HAND_OFF_COLUMNS} are a slot reader's whose records are
+     * handed off ({@link #handOff}, see {@link RecordHandOff}); the other positions are then -1.
+     */
     static final class Columns implements java.io.Serializable {
+        private static final long serialVersionUID = 1L;
+        static final List<String> HAND_OFF_COLUMNS = List.of("partition", "offset");
         final int key;
         final int value;
         final int topic;
@@ -211,14 +217,16 @@ public final class KafkaMirrorWriter {
         final int offset;
         final int timestamp;
         final int headers;
+        final boolean handOff;
 
         Columns(StructType schema) {
-            key = schema.fieldIndex("key");
-            value = schema.fieldIndex("value");
-            topic = schema.fieldIndex("topic");
+            handOff = List.of(schema.fieldNames()).equals(HAND_OFF_COLUMNS);
             partition = schema.fieldIndex("partition");
             offset = schema.fieldIndex("offset");
-            timestamp = schema.fieldIndex("timestamp");
+            key = handOff ? -1 : schema.fieldIndex("key");
+            value = handOff ? -1 : schema.fieldIndex("value");
+            topic = handOff ? -1 : schema.fieldIndex("topic");
+            timestamp = handOff ? -1 : schema.fieldIndex("timestamp");
             headers = schema.getFieldIndex("headers").isDefined() ? schema.fieldIndex("headers") : -1;
         }
     }

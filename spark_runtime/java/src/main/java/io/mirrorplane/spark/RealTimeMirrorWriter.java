@@ -127,7 +127,11 @@ public final class RealTimeMirrorWriter implements RealTimeTask {
         if (error != null) {
             throw error;
         }
-        sink.send(row, columns);
+        if (columns.handOff) {
+            sink.send(RecordHandOff.take(row.getInt(columns.partition), row.getLong(columns.offset)));
+        } else {
+            sink.send(row, columns);
+        }
         if (sink.progress().size() != known) {
             OPEN.putAll(sink.progress());
             known = sink.progress().size();

@@ -14,6 +14,7 @@ import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.SpecificInternalRow;
 import org.apache.spark.sql.catalyst.util.GenericArrayData;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -29,8 +30,12 @@ import org.apache.spark.unsafe.types.UTF8String;
  */
 final class SlotReader implements SupportsRealTimeRead<InternalRow> {
 
-    /** A slot's share of an epoch: where each of its partitions starts, and the consumer's settings. */
-    record Slot(Map<TopicPartition, Long> starts, Map<String, Object> consumer) implements InputPartition { }
+    /**
+     * A slot's share of an epoch: where each of its partitions starts, the consumer's settings, and
+     * whether its records are handed off ({@link RecordHandOff}) rather than copied into the rows.
+     */
+    record Slot(Map<TopicPartition, Long> starts, Map<String, Object> consumer, boolean handOff)
+        implements InputPartition { }
 
     static final class Factory implements PartitionReaderFactory {
         private static final long serialVersionUID = 1L;
@@ -47,8 +52,11 @@ final class SlotReader implements SupportsRealTimeRead<InternalRow> {
     private final NameCache<String, UTF8String> names = names();
     private TopicPartition lastPartition;
     private InternalRow current;
+    /** With the hand-off: the one row, of the record's coordinates, set anew for each record. */
+    private final SpecificInternalRow coordinates;
 
     SlotReader(Slot slot) {
+        coordinates = slot.handOff() ? coordinatesRow() : null;
         consumer = new KafkaConsumer<>(consumerConfig(slot.consumer()));
         next = new HashMap<>(slot.starts());
         consumer.assign(new ArrayList<>(next.keySet()));
@@ -80,7 +88,12 @@ final class SlotReader implements SupportsRealTimeRead<InternalRow> {
             lastPartition = new TopicPartition(record.topic(), record.partition());
         }
         next.put(lastPartition, record.offset() + 1);
-        current = row(record, names.get(record.topic()), names);
+        if (coordinates != null) {
+            RecordHandOff.put(record);
+            current = coordinates(coordinates, record, names.get(record.topic()));
+        } else {
+            current = row(record, names.get(record.topic()), names);
+        }
         return record.timestampType() == TimestampType.NO_TIMESTAMP_TYPE
             ? RecordStatus.newStatusWithoutArrivalTime(true)
             : RecordStatus.newStatusWithArrivalTimeMs(record.timestamp());
@@ -103,12 +116,35 @@ final class SlotReader implements SupportsRealTimeRead<InternalRow> {
 
     @Override
     public void close() {
+        RecordHandOff.clear();
         consumer.close(Duration.ZERO);
     }
 
     /** Topic and header names as Spark's strings, each converted once. */
     static NameCache<String, UTF8String> names() {
         return new NameCache<>(name -> name, UTF8String::fromString);
+    }
+
+    /** A row of {@link SlotSource#SCHEMA} whose key, value and headers stay null: the hand-off's. */
+    static SpecificInternalRow coordinatesRow() {
+        SpecificInternalRow row = new SpecificInternalRow(SlotSource.SCHEMA);
+        for (int i = 0; i < SlotSource.SCHEMA.size(); i++) {
+            row.setNullAt(i);
+        }
+        return row;
+    }
+
+    /**
+     * {@code row} set to the record's topic, partition, offset and timestamp; its key, value and
+     * headers are handed off ({@link RecordHandOff}), not copied.
+     */
+    static InternalRow coordinates(SpecificInternalRow row, ConsumerRecord<byte[], byte[]> record, UTF8String topic) {
+        row.update(2, topic);
+        row.setInt(3, record.partition());
+        row.setLong(4, record.offset());
+        row.setLong(5, record.timestamp() * 1000L);
+        row.setInt(6, record.timestampType().id);
+        return row;
     }
 
     /** A record as Spark's Kafka source gives it: key, value, topic, partition, offset, timestamp, its type, headers. */

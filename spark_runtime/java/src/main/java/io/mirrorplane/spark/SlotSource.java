@@ -20,7 +20,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * Real-time mode's Kafka source with one consumer per task slot ({@link SlotStream}): Spark's own
  * Kafka source reads each partition with a consumer and a task of its own. Options: {@code topics}
  * (comma-separated), {@code slots}, {@code startingOffsets} ("earliest", "latest" or the Kafka
- * source's JSON, -2 earliest and -1 latest) and the consumer's settings as {@code kafka.*}.
+ * source's JSON, -2 earliest and -1 latest), {@code handOff} ("true": each record is handed to the
+ * real-time sink on the task's thread, {@link RecordHandOff}, and its row keeps only the record's
+ * topic, partition, offset and timestamp) and the consumer's settings as {@code kafka.*}.
  */
 public final class SlotSource implements TableProvider {
 

@@ -32,13 +32,15 @@ final class SlotStream implements MicroBatchStream, SupportsRealTimeMode {
     private final int slots;
     private final String startingOffsets;
     private final Map<String, Object> consumer;
+    private final boolean handOff;
     private KafkaConsumer<byte[], byte[]> metadata; // the driver's, for partitions and their ends
 
-    SlotStream(List<String> topics, int slots, String startingOffsets, Map<String, Object> consumer) {
+    SlotStream(List<String> topics, int slots, String startingOffsets, Map<String, Object> consumer, boolean handOff) {
         this.topics = List.copyOf(topics);
         this.slots = Math.max(1, slots);
         this.startingOffsets = startingOffsets;
         this.consumer = Map.copyOf(consumer);
+        this.handOff = handOff;
     }
 
     static SlotStream fromOptions(CaseInsensitiveStringMap options) {
@@ -53,7 +55,7 @@ final class SlotStream implements MicroBatchStream, SupportsRealTimeMode {
             }
         });
         return new SlotStream(List.of(topics.split(",")), options.getInt("slots", 1),
-            options.getOrDefault("startingOffsets", "earliest"), consumer);
+            options.getOrDefault("startingOffsets", "earliest"), consumer, options.getBoolean("handOff", false));
     }
 
     @Override
@@ -88,7 +90,7 @@ final class SlotStream implements MicroBatchStream, SupportsRealTimeMode {
         }
         List<InputPartition> dealt = new ArrayList<>();
         for (Map<TopicPartition, Long> share : SlotOffsets.deal(resolve(starts), slots)) {
-            dealt.add(new SlotReader.Slot(share, consumer));
+            dealt.add(new SlotReader.Slot(share, consumer, handOff));
         }
         return dealt.toArray(new InputPartition[0]);
     }

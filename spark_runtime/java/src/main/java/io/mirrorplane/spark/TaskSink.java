@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
 
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.InterruptException;
@@ -89,6 +90,15 @@ final class TaskSink {
             row.isNullAt(columns.key) ? null : row.getBinary(columns.key),
             row.isNullAt(columns.value) ? null : row.getBinary(columns.value),
             headers(row, columns.headers));
+    }
+
+    /**
+     * A record as the slot reader's consumer returned it (real-time mode's hand-off, {@link
+     * RecordHandOff}): its key, value and headers go to the producer as they are.
+     */
+    void send(ConsumerRecord<byte[], byte[]> record) {
+        send(record.topic(), record.partition(), record.offset(), record.timestamp() < 0 ? null : record.timestamp(),
+            record.key(), record.value(), record.headers());
     }
 
     private List<Header> headers(InternalRow row, int column) {

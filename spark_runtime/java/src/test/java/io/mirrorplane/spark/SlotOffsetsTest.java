@@ -54,7 +54,7 @@ class SlotOffsetsTest {
     void aSlotsShareAndItsPositionsTravelToAndFromTasks() throws Exception {
         Map<TopicPartition, Long> share = SlotOffsets.deal(Map.of(tp("a", 0), 0L), 1).get(0);
         try (ObjectOutputStream out = new ObjectOutputStream(new ByteArrayOutputStream())) {
-            out.writeObject(new SlotReader.Slot(share, Map.of("bootstrap.servers", "localhost:9092")));
+            out.writeObject(new SlotReader.Slot(share, Map.of("bootstrap.servers", "localhost:9092"), true));
             out.writeObject(new SlotOffsets(share));
         }
     }

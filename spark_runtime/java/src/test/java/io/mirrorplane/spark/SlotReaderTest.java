@@ -13,6 +13,8 @@ import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.SpecificInternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.unsafe.types.UTF8String;
 import org.junit.jupiter.api.Test;
 
@@ -71,5 +73,31 @@ class SlotReaderTest {
         }
         assertSame(seen[0], seen[1]);
         assertEquals(1, names.size());
+    }
+
+    @Test
+    void aHandedOffRecordsRowHoldsItsCoordinatesOnly() {
+        RecordHeaders headers = new RecordHeaders(new RecordHeader[] {new RecordHeader("trace", bytes("t-1"))});
+        ConsumerRecord<byte[], byte[]> record = new ConsumerRecord<>("orders", 3, 42L, 1_700_000_000_123L,
+            TimestampType.CREATE_TIME, 1, 1, bytes("k"), bytes("v"), headers, Optional.empty());
+        SpecificInternalRow reused = SlotReader.coordinatesRow();
+        InternalRow row = SlotReader.coordinates(reused, record, UTF8String.fromString("orders"));
+        assertSame(reused, row);
+        assertTrue(row.isNullAt(0));
+        assertTrue(row.isNullAt(1));
+        assertEquals("orders", row.getUTF8String(2).toString());
+        assertEquals(3, row.getInt(3));
+        assertEquals(42L, row.getLong(4));
+        assertEquals(1_700_000_000_123_000L, row.getLong(5));
+        assertEquals(0, row.getInt(6));
+        assertTrue(row.isNullAt(7));
+
+        ConsumerRecord<byte[], byte[]> next = new ConsumerRecord<>("orders", 1, 7L, null, bytes("w"));
+        SlotReader.coordinates(reused, next, UTF8String.fromString("orders"));
+        assertEquals(1, row.getInt(3));
+        assertEquals(7L, row.getLong(4));
+        InternalRow projected = UnsafeProjection.create(SlotSource.SCHEMA).apply(row);
+        assertEquals(7L, projected.getLong(4));
+        assertTrue(projected.isNullAt(1));
     }
 }

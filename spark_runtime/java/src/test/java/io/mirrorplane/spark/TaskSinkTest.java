@@ -296,4 +296,44 @@ class TaskSinkTest {
         }
         assertEquals(List.of("trace=1", "tenant=2 trace=3", "trace=4"), headers);
     }
+
+    @Test
+    void aHandedOffRecordIsSentAsTheConsumerReadIt() {
+        MockProducer<byte[], byte[]> producer = producer(true);
+        TaskSink sink = new TaskSink(producer, REMOTE, 100, Map.of(), StopGate.generation());
+        RecordHeaders headers = new RecordHeaders(new Header[] {new RecordHeader("trace", bytes("t-1")),
+            new RecordHeader("empty", null)});
+        ConsumerRecord<byte[], byte[]> record = new ConsumerRecord<>("orders", 2, 17L, 1_700_000_000_123L,
+            TimestampType.CREATE_TIME, 1, 5, bytes("k"), bytes("value"), headers, java.util.Optional.empty());
+        sink.send(record);
+        sink.send(new ConsumerRecord<>("audit", 1, 3L, null, null));
+
+        ProducerRecord<byte[], byte[]> first = producer.history().get(0);
+        assertEquals("source.orders", first.topic());
+        assertEquals(2, first.partition());
+        assertEquals(1_700_000_000_123L, first.timestamp());
+        assertSame(record.key(), first.key()); // nothing copied
+        assertSame(record.value(), first.value());
+        assertEquals(List.of(headers.toArray()), List.of(first.headers().toArray()));
+        ProducerRecord<byte[], byte[]> second = producer.history().get(1);
+        assertEquals("source.audit", second.topic());
+        assertNull(second.timestamp()); // the record had none (-1): the producer stamps it
+        assertNull(second.value());
+        assertEquals(List.of("P\torders\t2\t17\t17\t0\t1\t6", "P\taudit\t1\t3\t3\t0\t1\t0"),
+            lines(sink).stream().filter(line -> line.startsWith("P")).toList());
+    }
+
+    @Test
+    void rowsOfPartitionAndOffsetOnlyAreAHandOffsColumns() {
+        KafkaMirrorWriter.Columns handOff = new KafkaMirrorWriter.Columns(new org.apache.spark.sql.types.StructType()
+            .add("partition", "int").add("offset", "long"));
+        assertTrue(handOff.handOff);
+        assertEquals(0, handOff.partition);
+        assertEquals(1, handOff.offset);
+        assertEquals(-1, handOff.value);
+        KafkaMirrorWriter.Columns full = new KafkaMirrorWriter.Columns(SlotSource.SCHEMA);
+        assertEquals(false, full.handOff);
+        assertEquals(1, full.value);
+        assertEquals(7, full.headers);
+    }
 }
