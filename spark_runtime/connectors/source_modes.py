@@ -153,6 +153,10 @@ class ReplicationModes:
             capacity = self._real_time_capacity()
             if capacity is not None:
                 self.real_time_capacity = (capacity, time.monotonic())
+                log.info("real-time mode fell behind copying %.0f records/s (%s arriving): micro-batches while "
+                         "more than %.0f records/s arrive, for the next %.0f s", capacity,
+                         "?" if self.arriving is None else f"{self.arriving:.0f}",
+                         capacity * replication_mode.CAPACITY_SHARE, CAPACITY_MEMORY_SECONDS)
             self.mode_switches += 1
             self._stop_query()
             self._start_query(decision)
@@ -162,14 +166,17 @@ class ReplicationModes:
         mode check) when fewer records were copied than arrived over it, else over the last interval
         when it fell behind in that one; None while it kept up. Its copying comes in bursts: a query
         whose backlog grew by a million records may still have copied more than arrived in its last
-        5 s, and judged by those alone it would be tried again at once."""
+        5 s, and judged by those alone it would be tried again at once. A query that copied nothing
+        while records arrived (one falling back within its first checks, before a copied record was
+        counted) fell behind at 0 records/s and is not tried again while records arrive; such a run
+        used to leave no rate behind, and auto mode went back to real-time mode two checks later."""
         if not self._in_real_time():
             return None
         if self.last_rates is not None and self.real_time_rates is not None:
             run = self.last_rates.since(self.real_time_rates)
-            if run is not None and run[0] > run[1] > 0:
+            if run is not None and run[0] > run[1]:
                 return run[1]
-        if self.arriving is not None and self.copying and self.arriving > self.copying:
+        if self.arriving is not None and self.copying is not None and self.arriving > self.copying:
             return self.copying
         return None
 

@@ -122,3 +122,24 @@ def test_a_query_that_kept_up_leaves_no_capacity_behind(monkeypatch):
     assert modes._real_time_capacity() is None
     modes.mode = rm.ModeDecision(rm.MICRO_BATCH, "a backlog")
     assert modes._real_time_capacity() is None
+
+
+def test_a_query_that_copied_nothing_while_records_arrived_is_not_tried_again_at_once(monkeypatch):
+    """A real-time query may fall back before any record it copied is counted (its start took the 5 s
+    between two checks): it fell behind at 0 records/s, not "kept up"."""
+    clock = [1000.0]
+    monkeypatch.setattr(source_modes.time, "monotonic", lambda: clock[0])
+    modes = Modes(clock)
+    arriving = 100_000
+    ends = copied = 0
+    modes.check(ends, copied)  # the real-time query's first check
+    for _ in range(2):  # 500,000 and then 1,000,000 behind, nothing copied
+        ends += arriving * 5
+        modes.check(ends, copied)
+    assert modes.started == [rm.MICRO_BATCH]
+    assert modes.real_time_capacity is not None and modes.real_time_capacity[0] == 0
+    for _ in range(6):  # micro-batches catch up while records still arrive: no way back to real-time mode
+        ends, copied = ends + arriving * 5, ends + arriving * 5
+        modes.check(ends, copied)
+    assert modes.started == [rm.MICRO_BATCH]
+
