@@ -57,10 +57,15 @@ class Modes(ReplicationModes):
         self._reconsider_mode()
 
 
-def test_micro_batches_stay_while_records_arrive_faster_than_real_time_mode_copied(monkeypatch):
+@pytest.fixture
+def modes(monkeypatch) -> Modes:
+    """The mixin in real-time mode, on a clock of its own that the checks move on."""
     clock = [1000.0]
     monkeypatch.setattr(source_modes.time, "monotonic", lambda: clock[0])
-    modes = Modes(clock)
+    return Modes(clock)
+
+
+def test_micro_batches_stay_while_records_arrive_faster_than_real_time_mode_copied(modes):
     arriving, copying = 50_000, 47_000  # records/s: real-time mode falls behind by 3,000 a second
     ends = copied = 0
     for _ in range(30):  # 150 s
@@ -78,24 +83,18 @@ def test_micro_batches_stay_while_records_arrive_faster_than_real_time_mode_copi
     assert modes.started == [rm.MICRO_BATCH, rm.REAL_TIME]
 
 
-def test_the_rate_it_fell_behind_at_is_forgotten_after_a_while(monkeypatch):
-    clock = [1000.0]
-    monkeypatch.setattr(source_modes.time, "monotonic", lambda: clock[0])
-    modes = Modes(clock)
+def test_the_rate_it_fell_behind_at_is_forgotten_after_a_while(modes):
     modes.mode = rm.ModeDecision(rm.MICRO_BATCH, "falling behind")
-    modes.real_time_capacity = (47_000.0, clock[0])
+    modes.real_time_capacity = (47_000.0, modes.clock[0])
     modes.arriving = 49_500.0
     assert modes._decide_mode(0).mode == rm.MICRO_BATCH
-    clock[0] += source_modes.CAPACITY_MEMORY_SECONDS + 1
+    modes.clock[0] += source_modes.CAPACITY_MEMORY_SECONDS + 1
     assert modes._decide_mode(0).mode == rm.REAL_TIME and modes.real_time_capacity is None
 
 
-def test_a_query_that_fell_behind_over_its_run_is_remembered_even_if_its_last_seconds_copied_more(monkeypatch):
+def test_a_query_that_fell_behind_over_its_run_is_remembered_even_if_its_last_seconds_copied_more(modes):
     """Real-time mode copies in bursts: in the 5 s before it falls back it may copy more than arrives while its
     backlog grew over its run (at 130,000 records/s on 2 cores it was tried again 21-80 s after falling back)."""
-    clock = [1000.0]
-    monkeypatch.setattr(source_modes.time, "monotonic", lambda: clock[0])
-    modes = Modes(clock)
     arriving = 130_000
     ends = copied = 0
     modes.check(ends, copied)  # the real-time query's first check
@@ -112,24 +111,18 @@ def test_a_query_that_fell_behind_over_its_run_is_remembered_even_if_its_last_se
     assert modes.started == [rm.MICRO_BATCH]
 
 
-def test_a_query_that_kept_up_leaves_no_capacity_behind(monkeypatch):
-    clock = [1000.0]
-    monkeypatch.setattr(source_modes.time, "monotonic", lambda: clock[0])
-    modes = Modes(clock)
-    modes.last_rates = rm.Rates(clock[0], 1_000_000, 1_000_000)
-    modes.real_time_rates = rm.Rates(clock[0] - 60, 0, 0)
+def test_a_query_that_kept_up_leaves_no_capacity_behind(modes):
+    modes.last_rates = rm.Rates(modes.clock[0], 1_000_000, 1_000_000)
+    modes.real_time_rates = rm.Rates(modes.clock[0] - 60, 0, 0)
     modes.arriving, modes.copying = 20_000.0, 20_000.0
     assert modes._real_time_capacity() is None
     modes.mode = rm.ModeDecision(rm.MICRO_BATCH, "a backlog")
     assert modes._real_time_capacity() is None
 
 
-def test_a_query_that_copied_nothing_while_records_arrived_is_not_tried_again_at_once(monkeypatch):
+def test_a_query_that_copied_nothing_while_records_arrived_is_not_tried_again_at_once(modes):
     """A real-time query may fall back before any record it copied is counted (its start took the 5 s
     between two checks): it fell behind at 0 records/s, not "kept up"."""
-    clock = [1000.0]
-    monkeypatch.setattr(source_modes.time, "monotonic", lambda: clock[0])
-    modes = Modes(clock)
     arriving = 100_000
     ends = copied = 0
     modes.check(ends, copied)  # the real-time query's first check
