@@ -33,7 +33,7 @@ final class RecordHandOff {
                 + (record == null ? "none was handed off" : "it handed off partition " + record.partition()
                 + " offset " + record.offset()) + "): Spark no longer writes each row as it is read");
         }
-        LAST.remove();
+        LAST.set(null); // keeps the thread's entry for the next record, where remove() would drop it
         return record;
     }
 
