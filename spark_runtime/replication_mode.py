@@ -70,7 +70,8 @@ def decide(setting: str, partitions: int, slots: int, backlog: int | None, limit
     query, if any, so that auto mode keeps it unless the backlog says otherwise; `local`: the
     tasks run in the driver's JVM (local[N]), where the driver sees every position as it moves.
     On a cluster it would only learn them once per epoch, so auto mode stays with micro-batches
-    there. `arriving`: records written to the source per second lately; `capacity`: the rate real-time
+    there. `arriving`: records written to the source per second lately (the source connector gives the
+    highest rate of its last checks); `capacity`: the rate real-time
     mode copied at when it last fell behind (None: it has not, or long enough ago to try again).
     Raises ModeError when `real-time` is forced without a slot per partition.
     """

@@ -23,6 +23,10 @@ log = logging.getLogger(__name__)
 MODE_CHECK_SECONDS = 5.0  # auto mode weighs the backlog this often
 CALLS_TO_SWITCH = 2  # checks in a row that call for the other mode before it is taken
 CAPACITY_MEMORY_SECONDS = 600.0  # how long the rate real-time mode fell behind at keeps it away
+# After a fall-back, real-time mode is tried again only when records arrived below the rate it fell behind at
+# in every check of the last 30 s: over 5 s the arrival rate swings (a source's producers share the cores with
+# the micro-batches catching up), and a single slow interval is not a drop in the traffic.
+ARRIVING_WINDOW_CHECKS = 6
 
 
 class ReplicationModes:
@@ -34,6 +38,7 @@ class ReplicationModes:
     last_rates: replication_mode.Rates | None = None  # at the previous mode check
     real_time_rates: replication_mode.Rates | None = None  # at the first check of the running real-time query
     arriving: float | None = None  # records/s written to the source between the last two checks
+    recent_arriving: tuple[float, ...] = ()  # the same, at each of the last ARRIVING_WINDOW_CHECKS checks
     copying: float | None = None  # records/s copied between them
     real_time_capacity: tuple[float, float] | None = None  # (records/s, monotonic time) it fell behind at
     topics: dict[str, int]
@@ -68,7 +73,8 @@ class ReplicationModes:
             capacity = self.real_time_capacity = None  # long enough: real-time mode gets another try
         return replication_mode.decide(self.mode_setting, self._real_time_tasks(), self.slots or 1, backlog, limit,
                                        self.mode.mode if self.mode is not None and self.query is not None else None,
-                                       local=self._tasks_local(), arriving=self.arriving,
+                                       local=self._tasks_local(),
+                                       arriving=max(self.recent_arriving) if self.recent_arriving else None,
                                        capacity=capacity[0] if capacity is not None else None)
 
     def _in_real_time(self) -> bool:
@@ -123,6 +129,8 @@ class ReplicationModes:
         elif self.real_time_rates is None:
             self.real_time_rates = rates
         self.arriving, self.copying = measured if measured is not None else (None, None)
+        if self.arriving is not None:
+            self.recent_arriving = (*self.recent_arriving, self.arriving)[-ARRIVING_WINDOW_CHECKS:]
 
     def _reconsider_mode(self) -> None:
         """Auto mode: restart the query in the other mode when the backlog calls for it (the

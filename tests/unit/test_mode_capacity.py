@@ -77,16 +77,19 @@ def test_micro_batches_stay_while_records_arrive_faster_than_real_time_mode_copi
         ends, copied = ends + arriving * 5, min(ends + arriving * 5, copied + 90_000 * 5)
         modes.check(ends, copied)
     assert modes.started == [rm.MICRO_BATCH] and "fell behind copying 47,000/s" in modes._decide_mode(0).reason
-    for _ in range(3):  # the traffic drops below 80% of what real-time mode copied: back to it
+    for _ in range(source_modes.ARRIVING_WINDOW_CHECKS):  # the traffic drops below 80% of what it copied ...
         ends = copied = ends + 30_000 * 5
         modes.check(ends, copied)
+    assert modes.started == [rm.MICRO_BATCH]
+    ends = copied = ends + 30_000 * 5  # ... for 30 s, and a second check in a row calls for real-time mode
+    modes.check(ends, copied)
     assert modes.started == [rm.MICRO_BATCH, rm.REAL_TIME]
 
 
 def test_the_rate_it_fell_behind_at_is_forgotten_after_a_while(modes):
     modes.mode = rm.ModeDecision(rm.MICRO_BATCH, "falling behind")
     modes.real_time_capacity = (47_000.0, modes.clock[0])
-    modes.arriving = 49_500.0
+    modes.recent_arriving = (49_500.0,)
     assert modes._decide_mode(0).mode == rm.MICRO_BATCH
     modes.clock[0] += source_modes.CAPACITY_MEMORY_SECONDS + 1
     assert modes._decide_mode(0).mode == rm.REAL_TIME and modes.real_time_capacity is None
@@ -136,3 +139,19 @@ def test_a_query_that_copied_nothing_while_records_arrived_is_not_tried_again_at
         modes.check(ends, copied)
     assert modes.started == [rm.MICRO_BATCH]
 
+
+
+def test_a_dip_in_the_arrival_rate_does_not_bring_real_time_mode_back(modes):
+    """At 50% of its maximum on 2 cores, records arrived at 64,000/s on average but unevenly over 5 s
+    windows, and auto mode went back to real-time mode 79 s after a fall-back: only a rate below the
+    remembered one in every check of the last 30 s counts as the traffic dropping."""
+    modes.mode = rm.ModeDecision(rm.MICRO_BATCH, "falling behind")
+    modes.real_time_capacity = (50_000.0, modes.clock[0])
+    # the checks of the real-time query before it fell back
+    modes.last_rates, modes.recent_arriving = rm.Rates(modes.clock[0], 0, 0), (64_000.0,) * 6
+    ends = copied = 0
+    for arriving in (64_000, 30_000, 30_000, 64_000, 30_000, 30_000, 30_000, 64_000, 30_000, 30_000) * 3:
+        ends = copied = ends + arriving * 5
+        modes.check(ends, copied)
+    assert modes.started == []
+    assert "64,000 records/s arriving; real-time mode fell behind copying 50,000/s" in modes._decide_mode(0).reason
