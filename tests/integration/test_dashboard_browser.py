@@ -158,11 +158,11 @@ def test_operator_session_in_the_browser(browse, live_server, api, make_user, de
     assert viewer.locator(".connector button").count() == 0, "a viewer sees action buttons"
     assert viewer.get_by_role("link", name="Edit").count() == 0
     viewer.goto("/")
-    viewer.locator("#topology .main-svg").first.wait_for()
+    viewer.locator("#topology .cluster").first.wait_for()
     screenshot(viewer, "overview")
 
 
-LABEL_BOXES = """() => Array.from(document.querySelectorAll('#topology .textpoint text')).map(text => {
+LABEL_BOXES = """() => Array.from(document.querySelectorAll('#topology .edge-label')).map(text => {
     const box = text.getBoundingClientRect();
     return {text: text.textContent, left: box.left, right: box.right, top: box.top, bottom: box.bottom};
 })"""
@@ -183,15 +183,19 @@ def test_topology_with_several_mirrors_between_one_pair_of_clusters(browse, admi
     page = browse(1280, 800)
     log_in(page, "admin", "admin-password-123")
     page.goto("/")
-    page.locator("#topology .textpoint text").nth(1).wait_for()
+    page.locator("#topology .edge-label").nth(1).wait_for()
     labels = page.evaluate(LABEL_BOXES)
     assert sorted(label["text"] for label in labels) == ["3 mirrors · all stopped", "8 mirrors · all stopped"]
     assert disjoint(*labels), f"the labels overlap: {labels}"
     screenshot(page, "overview-several-mirrors-per-pair")
 
     east_to_west = next(i for i, label in enumerate(labels) if label["text"].startswith("8 "))
-    box = page.locator("#topology .scatterlayer .trace").nth(2).locator(".point").nth(east_to_west).bounding_box()
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    marker = page.locator("#topology .edge-marker").nth(east_to_west)
+    marker.hover()
+    tip = page.locator("#topology .topology-tip")
+    tip.get_by_text("east → west: 8 mirrors").wait_for()
+    assert "● orders-0: stopped" in tip.inner_text()
+    marker.click()
     wait_for(lambda: page.locator("#links tr.selected").count() == 8, 5, "the 8 mirrors east → west are marked")
     assert page.locator("#links tr.selected a").all_inner_texts() == [f"orders-{i}" for i in range(8)]
 

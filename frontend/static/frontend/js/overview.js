@@ -28,26 +28,14 @@
       const bend = 0.14;
       const nx = -((y1 - y0) / length) * bend, ny = ((x1 - x0) / length) * bend;  // from the chord to the arc
       const cx = (x0 + x1) / 2 + nx, cy = (y0 + y1) / 2 + ny;
-      const xs = [], ys = [];
-      for (let t = 0; t <= 1.0001; t += 0.05) {  // quadratic Bezier source -> control -> target
-        xs.push((1 - t) * (1 - t) * x0 + 2 * (1 - t) * t * cx + t * t * x1);
-        ys.push((1 - t) * (1 - t) * y0 + 2 * (1 - t) * t * cy + t * t * y1);
-      }
+      const point = function (t) {  // on the quadratic Bezier source -> control -> target
+        return [(1 - t) * (1 - t) * x0 + 2 * (1 - t) * t * cx + t * t * x1,
+                (1 - t) * (1 - t) * y0 + 2 * (1 - t) * t * cy + t * t * y1];
+      };
       const outer = Math.abs(ny) >= Math.abs(nx) ? (ny >= 0 ? "top center" : "bottom center")
         : (nx >= 0 ? "middle right" : "middle left");
-      return {link: l, xs: xs, ys: ys, mid: [xs[10], ys[10]], tip: [xs[17], ys[17]], from: [xs[15], ys[15]],
-              position: outer};
+      return {link: l, control: [cx, cy], mid: point(0.5), tip: point(0.85), from: point(0.75), position: outer};
     });
-  }
-
-  function hover(l) {
-    const shown = l.mirrors.slice(0, 10).map(function (m) {
-      const reason = (m.reason || "").length > 90 ? m.reason.slice(0, 89) + "…" : (m.reason || "");
-      return "● " + m.name + ": " + m.health + (reason ? " (" + reason + ")" : "");
-    });
-    if (l.mirrors.length > shown.length) shown.push("… and " + (l.mirrors.length - shown.length) + " more: click to list them");
-    return "<b>" + flowOf(l.source, l.target) + "</b>: " + l.count + (l.count === 1 ? " mirror" : " mirrors") +
-      "<br>" + shown.join("<br>");
   }
 
   /* A link of several mirrors lists them: its rows of the mirrors table are marked and scrolled to. */
@@ -65,63 +53,126 @@
     }
   }
 
+  const SVG = "http://www.w3.org/2000/svg";
+
+  /* An SVG element with attributes (a `text` key sets its text), appended to `parent` when given. */
+  function svg(tag, attributes, parent) {
+    const node = document.createElementNS(SVG, tag);
+    Object.entries(attributes || {}).forEach(function ([key, value]) {
+      if (key === "text") node.textContent = value;
+      else node.setAttribute(key, value);
+    });
+    if (parent) parent.append(node);
+    return node;
+  }
+
+  /* The hover card: a title line and the lines under it, placed beside the pointer within the topology. */
+  const tip = mp.el("div", {class: "topology-tip", role: "tooltip", hidden: true});
+
+  function showTip(event, title, lines) {
+    tip.replaceChildren(mp.el("b", {text: title}));
+    lines.forEach(function (line) { tip.append(mp.el("br"), line); });
+    tip.hidden = false;
+    const area = topology.getBoundingClientRect();
+    const x = event.clientX - area.left, y = event.clientY - area.top;
+    tip.style.left = Math.min(x + 12, Math.max(0, area.width - tip.offsetWidth)) + "px";
+    tip.style.top = (y + 16 + tip.offsetHeight > area.height ? Math.max(0, y - tip.offsetHeight - 8) : y + 16) + "px";
+  }
+
+  function hoverable(node, title, lines) {
+    node.addEventListener("mousemove", function (event) { showTip(event, title, lines); });
+    node.addEventListener("mouseleave", function () { tip.hidden = true; });
+  }
+
+  function linkTip(l) {
+    const shown = l.mirrors.slice(0, 10).map(function (m) {
+      const reason = (m.reason || "").length > 90 ? m.reason.slice(0, 89) + "…" : (m.reason || "");
+      return "● " + m.name + ": " + m.health + (reason ? " (" + reason + ")" : "");
+    });
+    if (l.mirrors.length > shown.length) shown.push("… and " + (l.mirrors.length - shown.length) + " more: click to list them");
+    return [flowOf(l.source, l.target) + ": " + l.count + (l.count === 1 ? " mirror" : " mirrors"), shown];
+  }
+
+  /* A label's lines beside its marker at (x, y), on the side `position` names. */
+  function label(parent, text, x, y, position) {
+    const lines = text.split("\n");
+    const height = 13;
+    const gap = 11;
+    const side = {"top center": [0, -gap - (lines.length - 1) * height, "middle"],
+                  "bottom center": [0, gap + height - 3, "middle"],
+                  "middle right": [gap, 4 - (lines.length - 1) * height / 2, "start"],
+                  "middle left": [-gap, 4 - (lines.length - 1) * height / 2, "end"]}[position];
+    const node = svg("text", {class: "edge-label", x: x + side[0], y: y + side[1], "text-anchor": side[2]}, parent);
+    lines.forEach(function (line, i) {
+      svg("tspan", {x: x + side[0], dy: i ? height : 0, text: line}, node);
+    });
+  }
+
+  /* The clusters on a circle, one curved edge per link with an arrowhead, a marker at its middle (a square
+     for a link of several mirrors) and its label on the arc's outer side; hover cards and clicks on both.
+     Plain SVG: the overview is the landing page and needs no charting library. */
   function draw(data) {
-    if (!window.Plotly || !topology) return;
+    if (!topology) return;
+    tip.hidden = true;
+    const width = topology.clientWidth || 600, height = topology.clientHeight || 420, margin = 10;
+    const px = function (x) { return margin + (x + 1.5) / 3 * (width - 2 * margin); };
+    const py = function (y) { return margin + (1.35 - y) / 2.8 * (height - 2 * margin); };
     const at = positions(data.clusters);
     const drawn = edges(data, at);
     const many = drawn.length > 12;
     const color = function (e) { return COLORS[e.link.health] || COLORS.stopped; };
-    const traces = drawn.map(function (e) {
-      return {x: e.xs, y: e.ys, mode: "lines", hoverinfo: "skip", showlegend: false,
-              line: {color: color(e), width: Math.min(3 + (e.link.count - 1), 7)}};
+    const root = svg("svg", {class: "topology-graph", width: width, height: height, viewBox: "0 0 " + width + " " + height});
+    const layers = ["edges", "markers", "labels", "clusters"].map(function (name) {
+      return svg("g", {class: name}, root);
     });
-    traces.push({
-      x: drawn.map(function (e) { return e.mid[0]; }), y: drawn.map(function (e) { return e.mid[1]; }),
-      mode: many ? "markers" : "markers+text", textposition: drawn.map(function (e) { return e.position; }),
-      showlegend: false,
-      text: drawn.map(function (e) { return e.link.label.split("\n").join("<br>"); }),
-      customdata: drawn.map(function (e) { return e.link.url || "flow:" + flowOf(e.link.source, e.link.target); }),
-      hovertext: drawn.map(function (e) { return hover(e.link); }),
-      hoverinfo: "text", textfont: {size: 11},
-      marker: {size: drawn.map(function (e) { return e.link.count > 1 ? 16 : 12; }), color: drawn.map(color),
-               symbol: drawn.map(function (e) { return e.link.count > 1 ? "square" : "circle"; }),
-               line: {color: "#fff", width: 1}}
-    });
-    traces.push({
-      x: data.clusters.map(function (c) { return at[c.alias][0]; }),
-      y: data.clusters.map(function (c) { return at[c.alias][1]; }),
-      mode: "markers", hoverinfo: "text", showlegend: false,
-      hovertext: data.clusters.map(function (c) {
-        return c.alias + "<br>" + c.bootstrap_servers + "<br>out " + c.mirrors_out + ", in " + c.mirrors_in;
-      }),
-      marker: {size: 34, color: "#1d2733", symbol: "circle"}
-    });
-    const arrows = drawn.map(function (e) {
-      return {x: e.tip[0], y: e.tip[1], ax: e.from[0], ay: e.from[1], xref: "x", yref: "y", axref: "x", ayref: "y",
-              showarrow: true, arrowhead: 3, arrowsize: 1.4, arrowwidth: 2, text: "", arrowcolor: color(e)};
-    });
-    const names = data.clusters.map(function (c) {  // on a white ground, so crossing edges never hide a name
-      return {x: at[c.alias][0], y: at[c.alias][1] - 0.17, text: "<b>" + c.alias + "</b>", showarrow: false,
-              bgcolor: "rgba(255,255,255,0.9)", font: {size: 13, color: "#1d2733"}};
-    });
-    const layout = {margin: {l: 10, r: 10, t: 10, b: 10}, annotations: arrows.concat(names), hovermode: "closest",
-                    xaxis: {visible: false, range: [-1.5, 1.5]}, yaxis: {visible: false, range: [-1.45, 1.35]},
-                    paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)", dragmode: false};
-    Plotly.react(topology, traces, layout, {displayModeBar: false, responsive: true});
-    if (!topology.dataset.bound) {
-      topology.dataset.bound = "1";
-      topology.on("plotly_click", function (event) {
-        const target = event.points && event.points[0] && event.points[0].customdata;
-        if (typeof target !== "string") return;
-        if (target.startsWith("flow:")) showFlow(target.slice(5));
-        else window.location.href = target;
+    drawn.forEach(function (e) {
+      const [x0, y0] = at[e.link.source], [x1, y1] = at[e.link.target];
+      svg("path", {class: "edge", d: "M" + px(x0) + " " + py(y0) + " Q" + px(e.control[0]) + " " + py(e.control[1]) +
+                   " " + px(x1) + " " + py(y1), stroke: color(e),
+                   "stroke-width": Math.min(3 + (e.link.count - 1), 7), fill: "none"}, layers[0]);
+      const tipX = px(e.tip[0]), tipY = py(e.tip[1]);
+      const dx = tipX - px(e.from[0]), dy = tipY - py(e.from[1]), length = Math.hypot(dx, dy) || 1;
+      const ux = dx / length, uy = dy / length, back = 11, half = 6;
+      svg("polygon", {class: "arrow", fill: color(e), points: [
+        [tipX, tipY], [tipX - back * ux - half * uy, tipY - back * uy + half * ux],
+        [tipX - back * ux + half * uy, tipY - back * uy - half * ux]].map(function (p) { return p.join(","); }).join(" ")},
+      layers[0]);
+      const mx = px(e.mid[0]), my = py(e.mid[1]);
+      const several = e.link.count > 1;
+      const marker = several ? svg("rect", {x: mx - 8, y: my - 8, width: 16, height: 16}, layers[1])
+        : svg("circle", {cx: mx, cy: my, r: 6}, layers[1]);
+      marker.setAttribute("class", "edge-marker");
+      marker.setAttribute("fill", color(e));
+      const [title, lines] = linkTip(e.link);
+      hoverable(marker, title, lines);
+      marker.addEventListener("click", function () {
+        if (e.link.url) window.location.href = e.link.url;
+        else showFlow(flowOf(e.link.source, e.link.target));
       });
-    }
+      if (!many) label(layers[2], e.link.label, mx, my, e.position);
+    });
+    data.clusters.forEach(function (c) {
+      const x = px(at[c.alias][0]), y = py(at[c.alias][1]);
+      const node = svg("circle", {class: "cluster", cx: x, cy: y, r: 17}, layers[3]);
+      hoverable(node, c.alias, [c.bootstrap_servers, "out " + c.mirrors_out + ", in " + c.mirrors_in]);
+      svg("text", {class: "cluster-name", x: x, y: py(at[c.alias][1] - 0.17) + 4, "text-anchor": "middle",
+                   text: c.alias}, layers[3]);
+    });
+    topology.replaceChildren(root, tip);
   }
+
+  let resized = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(resized);
+    resized = setTimeout(function () { draw(latest); }, 150);
+  });
 
   function cell(children) { return mp.el("td", {}, children); }
 
+  let latest = null;
+
   function render(data) {
+    latest = data;
     draw(data);
     const counts = document.getElementById("counts");
     counts.replaceChildren.apply(counts, Object.entries(data.counts).map(function ([health, count]) {
