@@ -46,7 +46,7 @@ def test_killed_driver_is_resubmitted_and_nothing_is_lost(api, devstack, control
         deadline = time.monotonic() + 180
         while (copied := sum(kafka_tools.end_offsets(west, remote).values())) < threshold:
             assert time.monotonic() < deadline, "the backfill did not progress"
-            time.sleep(0.02)
+            time.sleep(0.05)
         assert copied < records, "the backfill finished before the kill: make batches smaller"
         os.kill(pid, signal.SIGKILL)
         killed_at = time.monotonic()
