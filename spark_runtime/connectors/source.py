@@ -15,7 +15,7 @@ from mirrorcore.config import MirrorConfig
 from mirrorcore.registry import consumer_defaults, producer_defaults
 from spark_runtime import checkpoint_store, micro_batch, real_time, replication_mode, source_reader, spark_query
 from spark_runtime.connectors.base import Connector
-from spark_runtime.connectors.source_modes import MODE_CHECK_SECONDS, ReplicationModes
+from spark_runtime.connectors.source_modes import ReplicationModes
 from spark_runtime.copy_progress import CopyProgress
 from spark_runtime.lag import Positions
 from spark_runtime.offset_syncs import OffsetSyncs
@@ -205,10 +205,7 @@ class SourceConnector(ReplicationModes, Connector):
         producer = spark_query.java_map(jvm, self.producer_config(mode.mode))
         remote = spark_query.java_map(jvm, {topic: self.remote_topic(topic) for topic in self.topics})
         max_lag = self.offset_syncs.max_offset_lag
-        if self.mode is None or mode.mode != self.mode.mode:
-            self.mode_since = round(time.time(), 3)
-        self.mode = mode
-        self.next_mode_check = time.monotonic() + MODE_CHECK_SECONDS
+        self._take_mode(mode)
         if mode.mode == replication_mode.REAL_TIME:
             syncs = self.offset_syncs
             frame = real_time.hand_off(reader.load()) if real_time_slots else reader.load()

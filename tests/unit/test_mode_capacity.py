@@ -37,7 +37,8 @@ class Modes(ReplicationModes):
         self.query = None
 
     def _start_query(self, mode=None) -> None:
-        self.mode, self.query = mode, object()
+        self._take_mode(mode)
+        self.query = object()
         self.started.append(mode.mode)
 
     def _count_slots(self) -> None:
@@ -155,3 +156,25 @@ def test_a_dip_in_the_arrival_rate_does_not_bring_real_time_mode_back(modes):
         modes.check(ends, copied)
     assert modes.started == []
     assert "64,000 records/s arriving; real-time mode fell behind copying 50,000/s" in modes._decide_mode(0).reason
+
+
+def test_a_real_time_run_is_measured_from_its_start_when_its_first_check_comes_late(modes):
+    """The driver's loop serves the connectors one after the other: a checkpoint connector starting held it
+    for 21 s while a real-time query that had just started fell 900,000 records behind; its first check then
+    saw 5 s of catching up, and the fall-back left no rate behind."""
+    modes.mode = rm.ModeDecision(rm.MICRO_BATCH, "a backlog")
+    arriving = 75_000
+    ends = copied = 0
+    for _ in range(2):  # micro-batches keep up, nothing remembered: two checks call for real-time mode
+        ends = copied = ends + arriving * 5
+        modes.check(ends, copied)
+    assert modes.started == [rm.REAL_TIME]
+    held = 21 - source_modes.MODE_CHECK_SECONDS  # the loop is held: the next check comes 21 s later
+    modes.clock[0] += held
+    ends, copied = ends + arriving * held, copied + 32_000 * held
+    for _ in range(2):  # catching up in bursts: more copied than arrived in each of the next two checks
+        ends, copied = ends + arriving * 5, copied + 90_000 * 5
+        modes.check(ends, copied)
+    assert modes.started == [rm.REAL_TIME, rm.MICRO_BATCH]
+    assert modes.real_time_capacity is not None
+    assert modes.real_time_capacity[0] == pytest.approx((32_000 * held + 90_000 * 10) / (held + 10), abs=1)
