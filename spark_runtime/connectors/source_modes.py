@@ -190,8 +190,8 @@ class ReplicationModes:
         self.real_time_rates = self.last_rates if recent else None
 
     def _real_time_capacity(self) -> float | None:
-        """The rate a real-time query copied at, if it fell behind: over its whole run (from its first
-        mode check) when fewer records were copied than arrived over it, else over the last interval
+        """The rate a real-time query copied at, if it fell behind: over its whole run (from its start,
+        see _real_time_started) when fewer records were copied than arrived over it, else over the last interval
         when it fell behind in that one; None while it kept up. Its copying comes in bursts: a query
         whose backlog grew by a million records may still have copied more than arrived in its last
         5 s, and judged by those alone it would be tried again at once. A query that copied nothing

@@ -138,11 +138,9 @@
         [tipX - back * ux + half * uy, tipY - back * uy - half * ux]].map(function (p) { return p.join(","); }).join(" ")},
       layers[0]);
       const mx = px(e.mid[0]), my = py(e.mid[1]);
-      const several = e.link.count > 1;
-      const marker = several ? svg("rect", {x: mx - 8, y: my - 8, width: 16, height: 16}, layers[1])
-        : svg("circle", {cx: mx, cy: my, r: 6}, layers[1]);
-      marker.setAttribute("class", "edge-marker");
-      marker.setAttribute("fill", color(e));
+      const [shape, place] = e.link.count > 1 ? ["rect", {x: mx - 8, y: my - 8, width: 16, height: 16}]
+        : ["circle", {cx: mx, cy: my, r: 6}];
+      const marker = svg(shape, Object.assign({class: "edge-marker", fill: color(e)}, place), layers[1]);
       const [title, lines] = linkTip(e.link);
       hoverable(marker, title, lines);
       marker.addEventListener("click", function () {
@@ -161,6 +159,7 @@
     topology.replaceChildren(root, tip);
   }
 
+  let latest = null;  // the overview last rendered, drawn again when the window is resized
   let resized = null;
   window.addEventListener("resize", function () {
     clearTimeout(resized);
@@ -168,8 +167,6 @@
   });
 
   function cell(children) { return mp.el("td", {}, children); }
-
-  let latest = null;
 
   function render(data) {
     latest = data;
